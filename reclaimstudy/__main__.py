@@ -1,0 +1,3 @@
+from reclaimstudy.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,258 @@
+"""Build the study's guest kernel: Debian's linux-source-6.1 + our series + the fragment.
+
+The result (vmlinux for gem5, bzImage for QEMU, the final .config and a manifest) is
+cached under a key made of the hashes of every input, so an unchanged kernel is
+never rebuilt.
+"""
+
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from reclaimstudy import hostdeps
+from reclaimstudy.errors import StudyError
+from reclaimstudy.hashing import file_sha256, json_sha256
+from reclaimstudy.paths import KERNEL_PATCHES, cache_dir
+from reclaimstudy.progress import console, run_logged
+
+SOURCE_PACKAGE = "linux-source-6.1"
+SOURCE_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
+FRAGMENT = KERNEL_PATCHES / "guest.config"
+SERIES = KERNEL_PATCHES / "series"
+# Bump when the way the kernel is built changes, so old cache entries are not reused.
+BUILD_RECIPE = 1
+# Host tools the build runs, and the Debian package of each.
+BUILD_TOOLS = {"make": "make", "gcc": "gcc", "bc": "bc", "flex": "flex", "bison": "bison",
+               "patch": "patch", "xz": "xz-utils", "perl": "perl"}
+# Rough count of objects a build compiles, for the progress bar until a build has run.
+DEFAULT_STEPS = 1500
+
+
+@dataclass(frozen=True)
+class Series:
+    package: str
+    version: str
+    patches: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A built kernel in the cache."""
+    directory: Path
+
+    @property
+    def vmlinux(self) -> Path:
+        return self.directory / "vmlinux"
+
+    @property
+    def bzimage(self) -> Path:
+        return self.directory / "bzImage"
+
+    @property
+    def config(self) -> Path:
+        return self.directory / "config"
+
+    @property
+    def manifest(self) -> dict:
+        return json.loads((self.directory / "manifest.json").read_text())
+
+
+def read_series(path: Path = SERIES) -> Series:
+    """Parse `series`: patch names in order, and the `# made-against: PACKAGE VERSION` line."""
+    made_against = None
+    patches = []
+    for number, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.strip()
+        match = re.match(r"#\s*made-against:\s*(\S+)\s+(\S+)\s*$", line)
+        if match:
+            made_against = (match[1], match[2])
+        elif line and not line.startswith("#"):
+            patch = path.parent / line
+            if not patch.is_file():
+                raise StudyError(f"{path}:{number}: patch '{line}' does not exist in {path.parent}")
+            patches.append(patch)
+    if made_against is None:
+        raise StudyError(f"{path}: no '# made-against: PACKAGE VERSION' line")
+    return Series(made_against[0], made_against[1], tuple(patches))
+
+
+def read_kconfig(path: Path) -> dict[str, str | None]:
+    """Options of a .config or fragment: CONFIG_X -> value, or None for 'is not set'."""
+    options = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if match := re.match(r"^(CONFIG_\w+)=(.*)$", line):
+            options[match[1]] = match[2]
+        elif match := re.match(r"^# (CONFIG_\w+) is not set$", line):
+            options[match[1]] = None
+    return options
+
+
+def unmet_options(fragment: dict, config: dict) -> list[str]:
+    """Fragment lines the final .config does not honour (kconfig drops them silently)."""
+    unmet = []
+    for option, wanted in fragment.items():
+        got = config.get(option)
+        if got != wanted:
+            shown_want = "not set" if wanted is None else wanted
+            shown_got = "not set" if got is None else got
+            unmet.append(f"{option}: wanted {shown_want}, got {shown_got}")
+    return unmet
+
+
+def installed_source_version() -> str:
+    if not SOURCE_TARBALL.is_file():
+        raise StudyError(
+            f"the kernel source {SOURCE_TARBALL} is missing: install it with "
+            f"`apt-get install {SOURCE_PACKAGE}` {hostdeps.SETUP_HINT}")
+    version = hostdeps.debian_package_version(SOURCE_PACKAGE)
+    return version or "unknown (not installed through dpkg)"
+
+
+def kernel_inputs() -> dict:
+    """Everything that determines the built kernel, by content."""
+    series = read_series()
+    return {
+        "source_package": SOURCE_PACKAGE,
+        "source_version": installed_source_version(),
+        "source_tarball_sha256": file_sha256(SOURCE_TARBALL),
+        "series_made_against": f"{series.package} {series.version}",
+        "patches": [{"name": p.name, "sha256": file_sha256(p)} for p in series.patches],
+        "fragment_sha256": file_sha256(FRAGMENT),
+        "recipe": BUILD_RECIPE,
+    }
+
+
+def kernel_key(inputs: dict) -> str:
+    return json_sha256(inputs)[:16]
+
+
+def extract_source(destination: Path, members: list[str] | None = None) -> Path:
+    """Unpack Debian's tarball (or only `members`, paths inside the tree) into `destination`."""
+    hostdeps.require_tool("xz", "xz-utils")
+    destination.mkdir(parents=True, exist_ok=True)
+    cmd = ["tar", "-xf", str(SOURCE_TARBALL), "-C", str(destination)]
+    if members:
+        cmd += [f"linux-source-6.1/{m}" for m in members]
+    subprocess.run(cmd, check=True)
+    return destination / "linux-source-6.1"
+
+
+def patched_files(series: Series) -> list[str]:
+    """Existing files the series modifies (new files are created by the patches)."""
+    files = set()
+    for patch in series.patches:
+        text = patch.read_text()
+        for old, new in re.findall(r"^--- (\S+)\n\+\+\+ (\S+)$", text, re.M):
+            if old != "/dev/null":
+                files.add(old.split("/", 1)[1])
+    return sorted(files)
+
+
+def apply_series(source: Path, series: Series, installed_version: str) -> None:
+    """Apply every patch with `patch -p1`; on failure say which one and against what."""
+    hostdeps.require_tool("patch", "patch")
+    for patch in series.patches:
+        result = subprocess.run(
+            ["patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch", "-i", str(patch)],
+            cwd=source, capture_output=True, text=True)
+        if result.returncode != 0:
+            if installed_version != series.version:
+                why = (f"the installed {series.package} is {installed_version}, but the series "
+                       f"was made against {series.version}: refresh the patches for "
+                       f"{installed_version}, or install {series.package} {series.version}")
+            else:
+                why = "the installed source is the version the series was made against"
+            raise StudyError(f"kernel patch {patch.name} does not apply ({why}).\n"
+                             f"{result.stdout}{result.stderr}".rstrip())
+
+
+def configure(source: Path, log_dir: Path) -> None:
+    """allnoconfig with the fragment forced in, then check every fragment line survived."""
+    run_logged(["make", "ARCH=x86_64", f"KCONFIG_ALLCONFIG={FRAGMENT}", "allnoconfig"],
+               cwd=source, log_path=log_dir / "config.log", label="kernel config")
+    unmet = unmet_options(read_kconfig(FRAGMENT), read_kconfig(source / ".config"))
+    if unmet:
+        raise StudyError(f"kconfig dropped options of {FRAGMENT} (unmet dependencies?):\n  "
+                         + "\n  ".join(unmet))
+
+
+def cached_kernel() -> Kernel | None:
+    """The cached build for the current inputs, if there is one."""
+    directory = cache_dir() / "kernels" / kernel_key(kernel_inputs())
+    return Kernel(directory) if (directory / "manifest.json").is_file() else None
+
+
+def _expected_steps(kernels_dir: Path) -> int:
+    """Object count of the last build, the best guess for this one."""
+    counts = []
+    for manifest in kernels_dir.glob("*/manifest.json"):
+        counts.append(json.loads(manifest.read_text()).get("compile_steps", 0))
+    return max(counts, default=0) or DEFAULT_STEPS
+
+
+def build_kernel(jobs: int | None = None, force: bool = False) -> Kernel:
+    """Return the cached kernel for the current inputs, building it first if needed."""
+    for tool, package in BUILD_TOOLS.items():
+        hostdeps.require_tool(tool, package)
+    inputs = kernel_inputs()
+    key = kernel_key(inputs)
+    kernels_dir = cache_dir() / "kernels"
+    final = kernels_dir / key
+    if (final / "manifest.json").is_file() and not force:
+        console.print(f"kernel {key}: cached in {final}")
+        return Kernel(final)
+
+    jobs = jobs or os.cpu_count() or 1
+    work = kernels_dir / f"{key}.building-{os.getpid()}"
+    shutil.rmtree(work, ignore_errors=True)
+    started = time.monotonic()
+    console.print(f"kernel {key}: building {inputs['source_version']} + "
+                  f"{len(inputs['patches'])} patches with {jobs} jobs (log in {work})")
+    series = read_series()
+    source = extract_source(work)
+    apply_series(source, series, inputs["source_version"])
+    configure(source, work)
+    steps = run_logged(
+        ["make", "ARCH=x86_64", f"-j{jobs}", "vmlinux", "bzImage"], cwd=source,
+        log_path=work / "build.log", label="kernel build",
+        step_pattern=r"^\s+(CC|AS|LD|AR)\s", expected_steps=_expected_steps(kernels_dir))
+
+    outputs = work / "out"
+    outputs.mkdir()
+    shutil.copy2(source / "vmlinux", outputs / "vmlinux")
+    shutil.copy2(source / "arch/x86/boot/bzImage", outputs / "bzImage")
+    shutil.copy2(source / ".config", outputs / "config")
+    shutil.copy2(source / "System.map", outputs / "System.map")
+    for log in ("config.log", "build.log"):
+        shutil.copy2(work / log, outputs / log)
+    manifest = dict(inputs)
+    manifest.update({
+        "key": key,
+        "config_sha256": file_sha256(outputs / "config"),
+        "vmlinux_sha256": file_sha256(outputs / "vmlinux"),
+        "vmlinux_bytes": (outputs / "vmlinux").stat().st_size,
+        "bzimage_sha256": file_sha256(outputs / "bzImage"),
+        "build_seconds": round(time.monotonic() - started, 1),
+        "build_jobs": jobs,
+        "compile_steps": steps,
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "host": platform.node(),
+        "compiler": subprocess.run(["gcc", "--version"], capture_output=True,
+                                   text=True).stdout.splitlines()[0],
+    })
+    # The manifest is written last and the directory renamed into place, so a
+    # build that dies half-way never looks complete.
+    (outputs / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    if final.exists():
+        shutil.rmtree(final)
+    outputs.rename(final)
+    shutil.rmtree(work, ignore_errors=True)
+    console.print(f"kernel {key}: built in {manifest['build_seconds']:.0f} s -> {final}")
+    return Kernel(final)
