@@ -1,0 +1,138 @@
+"""The patched kernel: series, fragment, cached build, and the knobs inside a booted guest."""
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from reclaimstudy import kernel as k
+from reclaimstudy import qemu
+from reclaimstudy.errors import StudyError
+from tests.guestkit import busybox_image, marker_lines, static_binary
+
+GUEST = Path(__file__).parent / "guest"
+KNOBS = {"exec_protect": "1", "use_once": "3", "refault_scan_anon": "1", "madv_free": "1"}
+
+
+def test_series_names_existing_patches_and_the_source_version():
+    series = k.read_series()
+    assert series.package == "linux-source-6.1"
+    assert series.version == "6.1.192-2"
+    assert [p.name[:4] for p in series.patches] == ["0001", "0002", "0003", "0004", "0005"]
+
+
+def test_series_with_a_missing_patch_is_rejected(tmp_path):
+    (tmp_path / "series").write_text("# made-against: linux-source-6.1 6.1.1-1\nnope.patch\n")
+    with pytest.raises(StudyError, match="nope.patch"):
+        k.read_series(tmp_path / "series")
+
+
+def test_unmet_options_reports_what_kconfig_dropped(tmp_path):
+    (tmp_path / "frag").write_text("CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=8\n")
+    (tmp_path / "config").write_text("CONFIG_A=y\nCONFIG_B=y\n# CONFIG_C is not set\n")
+    unmet = k.unmet_options(k.read_kconfig(tmp_path / "frag"), k.read_kconfig(tmp_path / "config"))
+    assert unmet == ["CONFIG_B: wanted not set, got y", "CONFIG_C: wanted 8, got not set"]
+
+
+def test_patch_failure_names_installed_and_expected_versions(tmp_path):
+    (tmp_path / "mm").mkdir()
+    (tmp_path / "mm/madvise.c").write_text("nothing the patch expects\n")
+    series = k.Series("linux-source-6.1", "6.1.192-2",
+                      (k.KERNEL_PATCHES / "0005-madv-free.patch",))
+    with pytest.raises(StudyError) as error:
+        k.apply_series(tmp_path, series, installed_version="6.1.999-1")
+    assert "0005-madv-free.patch" in str(error.value)
+    assert "6.1.999-1" in str(error.value) and "6.1.192-2" in str(error.value)
+
+
+@pytest.mark.slow
+def test_series_applies_cleanly_to_the_debian_source(tmp_path):
+    series = k.read_series()
+    source = k.extract_source(tmp_path, members=k.patched_files(series))
+    k.apply_series(source, series, k.installed_source_version())
+    assert "sysctl_madv_free" in (source / "mm/madvise.c").read_text()
+    assert (source / "mm/reclaim_knobs.c").is_file()
+
+
+@pytest.mark.slow
+def test_built_config_has_every_fragment_option(kernel):
+    assert k.unmet_options(k.read_kconfig(k.FRAGMENT), k.read_kconfig(kernel.config)) == []
+    manifest = kernel.manifest
+    assert manifest["source_version"] == k.installed_source_version()
+    assert [p["name"] for p in manifest["patches"]] == [p.name for p in k.read_series().patches]
+    assert kernel.vmlinux.read_bytes()[:4] == b"\x7fELF"
+
+
+@pytest.mark.slow
+def test_unchanged_kernel_is_not_rebuilt(kernel):
+    stamp = (kernel.directory / "manifest.json").stat().st_mtime
+    started = time.monotonic()
+    again = k.build_kernel()
+    assert again.directory == kernel.directory
+    assert (again.directory / "manifest.json").stat().st_mtime == stamp
+    assert time.monotonic() - started < 60  # hashing only, no make
+
+
+@pytest.fixture(scope="module")
+def knob_guest(kernel, tmp_path_factory):
+    """Boot the kernel once with the knob checks as /init; return the parsed @@ lines."""
+    work = tmp_path_factory.mktemp("knobs")
+    madvfree = static_binary(GUEST / "madvfree.c", work / "madvfree")
+    image = busybox_image(work, GUEST / "knobs_init.sh", {
+        "/bin/madvfree": madvfree,
+        "/data/file3": os.urandom(8 << 20),
+        "/data/file2": os.urandom(8 << 20),
+    })
+    log = work / "console.log"
+    result = qemu.run(qemu.Boot(
+        bzimage=kernel.bzimage, memory_mib=256, disks=[image], console_log=log,
+        cmdline="root=/dev/sda rw console=ttyS0 panic=-1 init=/init", timeout_s=300))
+    assert not result.timed_out, log.read_text(errors="replace")[-3000:]
+    lines = marker_lines(log)
+    assert ["done"] in lines, log.read_text(errors="replace")[-3000:]
+    return lines
+
+
+@pytest.mark.slow
+def test_every_knob_reads_its_default(knob_guest):
+    defaults = {name: value for tag, name, value in
+                (line for line in knob_guest if line[0] == "default")}
+    assert defaults == KNOBS
+
+
+@pytest.mark.slow
+def test_valid_writes_stick_and_invalid_ones_fail_leaving_the_value(knob_guest):
+    valid = [line[1:] for line in knob_guest if line[0] == "valid"]
+    invalid = [line[1:] for line in knob_guest if line[0] == "invalid"]
+    assert len(valid) == 4 and len(invalid) == 8
+    for name, value, status, readback in valid:
+        assert status == "0" and readback == value, (name, value)
+    for name, value, status, readback in invalid:
+        # the previous valid write (0, or 1 for use_once) must still be there
+        expected = "1" if name == "use_once" else "0"
+        assert status != "0" and readback == expected, (name, value, readback)
+
+
+@pytest.mark.slow
+def test_mglru_is_off_at_boot_and_switches(knob_guest):
+    states = {line[1]: int(line[2], 16) for line in knob_guest if line[0] == "lru_gen"}
+    assert states["boot"] == 0 and states["on"] != 0 and states["off"] == 0
+
+
+@pytest.mark.slow
+def test_madv_free_knob_decides_whether_pages_are_lazily_freed(knob_guest):
+    lazy = {line[1]: (line[2], int(line[3])) for line in knob_guest if line[0] == "lazyfree"}
+    assert lazy["1"][0] == "0" and lazy["0"][0] == "0"  # the helper itself succeeded
+    assert lazy["1"][1] >= 1024 * 0.9  # up to one per-CPU batch may not be drained yet
+    assert lazy["0"][1] == 0
+
+
+@pytest.mark.slow
+def test_use_once_bit0_decides_when_read_pages_are_activated(knob_guest):
+    pages = (8 << 20) // 4096
+    deltas = {line[1]: (int(line[2]), int(line[3])) for line in knob_guest if line[0] == "useonce"}
+    first, second = deltas["3"]  # use-once on: first read stays inactive, second activates
+    assert first < 0.1 * pages and second > 0.8 * pages
+    first, second = deltas["2"]  # bit 0 off: the first read activates
+    assert first > 0.8 * pages
