@@ -2,10 +2,12 @@
 
 import argparse
 import sys
+from pathlib import Path
 
 from rich.text import Text
 
 from reclaimstudy.errors import StudyError
+from reclaimstudy.paths import RESULTS
 from reclaimstudy.progress import console
 
 
@@ -17,6 +19,56 @@ def cmd_kernel(args) -> int:
     return 0
 
 
+def cmd_image(args) -> int:
+    from reclaimstudy.image import build_image
+    from reclaimstudy.systems import get_system
+
+    built = build_image(get_system(args.system), force=args.force)
+    print(built.directory)
+    return 0
+
+
+def parse_params(pairs: list[str]) -> dict:
+    """NAME=VALUE words from the command line, values typed as int, float or text."""
+    values = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name:
+            raise StudyError(f"--param {pair!r}: expected NAME=VALUE")
+        for kind in (int, float):
+            try:
+                values[name] = kind(text)
+                break
+            except ValueError:
+                continue
+        else:
+            values[name] = text
+    return values
+
+
+def cmd_run(args) -> int:
+    from reclaimstudy import runs
+    from reclaimstudy.backends import get_backend
+    from reclaimstudy.policies import get_policy
+    from reclaimstudy.systems import get_system
+    from reclaimstudy.workloads import get_workload
+
+    backend = get_backend(args.backend)
+    workload = get_workload(args.workload)
+    spec = runs.RunSpec(
+        study=args.study, system=get_system(args.system), policy=get_policy(args.policy),
+        workload=workload, arguments=workload.arguments(parse_params(args.param)),
+        repetition=args.repetition, backend=args.backend)
+    options = {"timeout_s": args.timeout} if args.timeout else {}
+    record = runs.execute(spec, backend, results=args.results, **options)
+    where = runs.study_dir(spec.study, args.results) / record["run_id"]
+    if record["status"] == "ok":
+        console.print(f"run {record['run_id']}: ok in {record['wall_seconds']:.0f} s -> {where}")
+        return 0
+    console.print(Text.assemble(("run failed: ", "bold red"), f"{record['reason']} -> {where}"), soft_wrap=True)
+    return 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="study", description="gem5 full-system study of Linux page-reclaim policies")
@@ -26,6 +78,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", "-j", type=int, help="parallel make jobs (default: all cores)")
     p.add_argument("--force", action="store_true", help="rebuild even when a cached build exists")
     p.set_defaults(func=cmd_kernel)
+
+    p = sub.add_parser("image", help="build (or reuse) the guest's root and swap disks for a system")
+    p.add_argument("--system", default="desktop-hdd", help="system profile (configs/systems/NAME.toml)")
+    p.add_argument("--force", action="store_true", help="rebuild even when a cached image exists")
+    p.set_defaults(func=cmd_image)
+
+    p = sub.add_parser("run", help="run one point (system, policy, workload) on a backend")
+    p.add_argument("--backend", default="qemu", help="qemu (functional) or gem5 (timing)")
+    p.add_argument("--system", default="desktop-hdd", help="system profile (configs/systems/NAME.toml)")
+    p.add_argument("--policy", default="baseline", help="policy name (configs/policies.toml)")
+    p.add_argument("--workload", required=True, help="workload name (workloads/NAME/)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a workload parameter (repeatable)")
+    p.add_argument("--repetition", type=int, default=0, help="repetition number (default 0)")
+    p.add_argument("--study", default="adhoc", help="results/STUDY/ folder for the run (default adhoc)")
+    p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
+    p.add_argument("--timeout", type=float, help="seconds before the run is killed and marked failed")
+    p.set_defaults(func=cmd_run)
     return parser
 
 
@@ -34,7 +104,7 @@ def main(argv=None) -> int:
     try:
         return args.func(args)
     except StudyError as error:
-        console.print(Text.assemble(("error: ", "bold red"), str(error)))
+        console.print(Text.assemble(("error: ", "bold red"), str(error)), soft_wrap=True)
         return 2
     except KeyboardInterrupt:
         console.print("interrupted")

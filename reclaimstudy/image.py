@@ -1,0 +1,226 @@
+"""Build the guest's disks: a root ext4 image and a swap image, cached by content hash.
+
+The root image is a minimal Debian (mmdebstrap, cached as a tarball of its own) plus
+our /init and runtime (disk-images/guest), the guest programs and workloads
+(workloads/, compiled static) and the workloads' data files, whose sizes follow the
+system profile's memory. Made with `mke2fs -d`: no loop mounts.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from reclaimstudy import hostdeps
+from reclaimstudy.errors import StudyError
+from reclaimstudy.ext4 import make_ext4
+from reclaimstudy.hashing import file_sha256, json_sha256
+from reclaimstudy.paths import DISK_IMAGES, WORKLOADS, cache_dir
+from reclaimstudy.progress import console, run_logged
+from reclaimstudy.systems import System
+from reclaimstudy.tomlfile import load
+from reclaimstudy.workloads import GUEST_DATA, load_workloads
+
+ROOTFS_SPEC = DISK_IMAGES / "rootfs.toml"
+GUEST_RUNTIME = DISK_IMAGES / "guest"
+# Bump when the way images are assembled changes.
+IMAGE_RECIPE = 1
+ROOTFS_RECIPE = 1
+# Free room left in the root file system beyond its contents.
+ROOT_SLACK_MIB = 96
+
+
+@dataclass(frozen=True)
+class Image:
+    directory: Path
+
+    @property
+    def root(self) -> Path:
+        return self.directory / "root.img"
+
+    @property
+    def swap(self) -> Path:
+        return self.directory / "swap.img"
+
+    @property
+    def manifest(self) -> dict:
+        return json.loads((self.directory / "manifest.json").read_text())
+
+
+def tree_sha256(root: Path, skip: set[str] = frozenset()) -> str:
+    """Hash of every file's path, mode and content below `root`."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if path.is_dir() or relative.parts[0] in skip or "__pycache__" in relative.parts:
+            continue
+        digest.update(f"{relative}\0{path.stat().st_mode & 0o777}\0{file_sha256(path)}\0".encode())
+    return digest.hexdigest()
+
+
+def rootfs_spec() -> dict:
+    spec = load(ROOTFS_SPEC)
+    for key in ("suite", "variant", "packages"):
+        if key not in spec:
+            raise StudyError(f"{ROOTFS_SPEC}: missing key '{key}'")
+    return spec
+
+
+def rootfs_tarball() -> tuple[Path, dict]:
+    """The cached Debian userland tarball, made with mmdebstrap when missing."""
+    spec = rootfs_spec()
+    key = json_sha256({"spec": spec, "recipe": ROOTFS_RECIPE})[:16]
+    directory = cache_dir() / "rootfs"
+    tarball = directory / f"{key}.tar"
+    manifest_path = directory / f"{key}.json"
+    if tarball.is_file() and manifest_path.is_file():
+        return tarball, json.loads(manifest_path.read_text())
+    mmdebstrap = hostdeps.require_tool("mmdebstrap", "mmdebstrap")
+    if os.geteuid() != 0:
+        raise StudyError("building the guest userland needs root (mmdebstrap and device nodes "
+                         "in the image); run ./study as root")
+    directory.mkdir(parents=True, exist_ok=True)
+    partial = directory / f"{key}.tar.partial-{os.getpid()}"
+    started = time.monotonic()
+    console.print(f"rootfs {key}: mmdebstrap {spec['suite']} ({spec['variant']}) "
+                  f"+ {', '.join(spec['packages'])}")
+    cmd = [mmdebstrap, f"--variant={spec['variant']}", "--format=tar",
+           f"--include={','.join(spec['packages'])}"]
+    cmd += [f"--dpkgopt=path-exclude=/{p}/*" for p in spec.get("exclude", [])]
+    cmd += [spec["suite"], str(partial)]
+    run_logged(cmd, cwd=directory, log_path=directory / f"{key}.log", label="mmdebstrap",
+               step_pattern=r"^I: ", expected_steps=12)
+    status = subprocess.run(["tar", "-xOf", str(partial), "./var/lib/dpkg/status"],
+                            capture_output=True, text=True, check=True).stdout
+    manifest = {"key": key, "spec": spec, "packages": _dpkg_versions(status),
+                "seconds": round(time.monotonic() - started, 1),
+                "sha256": file_sha256(partial)}
+    partial.rename(tarball)
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
+    return tarball, manifest
+
+
+def _dpkg_versions(status: str) -> dict[str, str]:
+    versions = {}
+    for stanza in status.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in stanza.splitlines() if ": " in line
+                      and not line.startswith(" "))
+        if "Package" in fields and fields.get("Status", "").endswith(" installed"):
+            versions[fields["Package"]] = fields.get("Version", "")
+    return dict(sorted(versions.items()))
+
+
+def data_files(memory_mib: int) -> list[dict]:
+    """Every workload's data files with their sizes for this memory size."""
+    files = []
+    for workload in load_workloads().values():
+        for data in workload.data:
+            files.append({"workload": workload.name, "name": data.name,
+                          "bytes": data.size_bytes(memory_mib)})
+    return files
+
+
+def write_data_file(path: Path, size: int, label: str) -> None:
+    """Pseudo-random bytes from a generator seeded by the file's label: real blocks, reproducible."""
+    generator = np.random.Generator(np.random.PCG64(int.from_bytes(
+        hashlib.sha256(label.encode()).digest()[:8], "little")))
+    chunk = 16 << 20
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as handle:
+        left = size
+        while left > 0:
+            n = min(chunk, left)
+            handle.write(generator.bytes(n))
+            left -= n
+
+
+def image_inputs(system: System) -> dict:
+    _, rootfs = rootfs_tarball()
+    return {
+        "rootfs_key": rootfs["key"],
+        "guest_runtime_sha256": tree_sha256(GUEST_RUNTIME),
+        "workloads_sha256": tree_sha256(WORKLOADS, skip={"build"}),
+        "data_files": data_files(system.memory_mib),
+        "swap_mib": system.swap_mib,
+        "recipe": IMAGE_RECIPE,
+    }
+
+
+def cached_image(system: System) -> Image | None:
+    directory = cache_dir() / "images" / json_sha256(image_inputs(system))[:16]
+    return Image(directory) if (directory / "manifest.json").is_file() else None
+
+
+def _du_mib(tree: Path) -> float:
+    total = 0
+    for path in tree.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            total += path.stat().st_size
+    return total / (1 << 20)
+
+
+def build_image(system: System, force: bool = False) -> Image:
+    """Return the cached root + swap images for `system`, building them if needed."""
+    for tool, package in {"mke2fs": "e2fsprogs", "mkswap": "util-linux", "make": "make",
+                          "gcc": "gcc"}.items():
+        hostdeps.require_tool(tool, package)
+    tarball, rootfs = rootfs_tarball()
+    inputs = image_inputs(system)
+    key = json_sha256(inputs)[:16]
+    images = cache_dir() / "images"
+    final = images / key
+    if (final / "manifest.json").is_file() and not force:
+        console.print(f"image {key}: cached in {final}")
+        return Image(final)
+
+    started = time.monotonic()
+    work = images / f"{key}.building-{os.getpid()}"
+    shutil.rmtree(work, ignore_errors=True)
+    tree = work / "tree"
+    tree.mkdir(parents=True)
+    console.print(f"image {key}: assembling for {system.memory_mib} MiB of memory in {work}")
+    subprocess.run(["tar", "-xf", str(tarball), "-C", str(tree)], check=True)
+
+    reclaim = tree / "usr/lib/reclaim"
+    run_logged(["make", "-C", str(WORKLOADS), f"OUT={reclaim}", f"-j{os.cpu_count() or 1}"],
+               cwd=WORKLOADS, log_path=work / "workloads.log", label="guest programs")
+    shutil.copy2(GUEST_RUNTIME / "init", tree / "init")
+    shutil.copy2(GUEST_RUNTIME / "runjob", reclaim / "runjob")
+    for spec in inputs["data_files"]:
+        target = tree / GUEST_DATA.lstrip("/") / spec["workload"] / spec["name"]
+        console.print(f"  data {spec['workload']}/{spec['name']}: {spec['bytes'] >> 20} MiB")
+        write_data_file(target, spec["bytes"], f"{spec['workload']}/{spec['name']}")
+
+    size_mib = int(_du_mib(tree) * 1.15) + ROOT_SLACK_MIB
+    out = work / "out"
+    out.mkdir()
+    make_ext4(tree, out / "root.img", size_mib)
+    swap = out / "swap.img"
+    with open(swap, "wb") as handle:
+        handle.truncate(system.swap_mib << 20)
+    subprocess.run(["mkswap", "-q", "-L", "swap", "-U", "00000000-0000-4000-8000-000000000003",
+                    str(swap)], check=True, capture_output=True)
+
+    manifest = dict(inputs)
+    manifest.update({
+        "key": key,
+        "rootfs_packages": rootfs["packages"],
+        "root_mib": size_mib,
+        "root_sha256": file_sha256(out / "root.img"),
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "build_seconds": round(time.monotonic() - started, 1),
+    })
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    if final.exists():
+        shutil.rmtree(final)
+    out.rename(final)
+    shutil.rmtree(work, ignore_errors=True)
+    console.print(f"image {key}: built in {manifest['build_seconds']:.0f} s "
+                  f"({size_mib} MiB root, {system.swap_mib} MiB swap) -> {final}")
+    return Image(final)

@@ -1,0 +1,58 @@
+"""The QEMU backend for runs: functional checks without hardware timing.
+
+Same kernel, image and job protocol as gem5; the job reaches the guest through fw_cfg.
+QEMU's numbers are never a stand-in for gem5's timing, and every record says which
+backend and accelerator produced it.
+"""
+
+from pathlib import Path
+
+from reclaimstudy import qemu
+from reclaimstudy.image import build_image
+from reclaimstudy.kernel import build_kernel
+from reclaimstudy.runs import RunSpec
+
+NAME = "qemu"
+JOB_FW_CFG = "opt/reclaim/job"
+DEFAULT_TIMEOUT_S = 900.0
+
+
+def kernel_cmdline(backend: str, extra: str = "") -> str:
+    """The guest's kernel command line, shared by both backends."""
+    line = (f"root=/dev/sda rw rootwait console=ttyS0 quiet panic=-1 init=/init "
+            f"reclaim.backend={backend}")
+    return f"{line} {extra}".strip()
+
+
+def prepare(spec: RunSpec) -> dict:
+    """Build (or reuse) the kernel and image; return what identifies them."""
+    kernel = build_kernel()
+    image = build_image(spec.system)
+    accel, why = qemu.choose_accel(kernel.bzimage)
+    kernel_manifest, image_manifest = kernel.manifest, image.manifest
+    return {
+        "kernel": kernel, "image": image, "accel": accel, "accel_reason": why,
+        # What the run id hashes: the accelerator changes no result a run records.
+        "identity": {"kernel": kernel_manifest["key"], "image": image_manifest["key"]},
+        "record": {
+            "kernel": {key: kernel_manifest[key] for key in
+                       ("key", "source_version", "config_sha256", "bzimage_sha256",
+                        "vmlinux_sha256")},
+            "image": {key: image_manifest[key] for key in ("key", "rootfs_key", "root_sha256")},
+            "qemu": {"accel": accel, "accel_reason": why},
+        },
+    }
+
+
+def run(spec: RunSpec, artefacts: dict, job: Path, run_dir: Path,
+        timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:
+    kernel, image = artefacts["kernel"], artefacts["image"]
+    boot = qemu.Boot(
+        bzimage=kernel.bzimage, cmdline=kernel_cmdline(NAME), memory_mib=spec.system.memory_mib,
+        cpus=spec.system.cores, disks=[image.root, image.swap],
+        console_log=run_dir / "console.log", fw_cfg={JOB_FW_CFG: job}, timeout_s=timeout_s)
+    result = qemu.run(boot, accel=artefacts["accel"])
+    info = {"accel": result.accel, "wall_seconds": round(result.wall_seconds, 2),
+            "exit_code": result.exit_code, "command": result.command}
+    failure = f"time-out after {timeout_s:.0f} s" if result.timed_out else None
+    return {"failure": failure, "info": info}

@@ -1,0 +1,169 @@
+"""One run: a (system, policy, workload + parameters, repetition) point on a backend.
+
+A run's directory is named by a hash of everything that determines it, and holds:
+  run.json       the inputs (with hashes), host, wall time, status and failure reason
+  job.sh         the job handed to the guest
+  console.log    the guest's console
+  events.jsonl   every protocol event parsed from the console
+  + the backend's own outputs (gem5: stats.txt, config.ini, config.json)
+It is assembled in a hidden partial directory and renamed into place only when
+run.json is written, so an interrupted run can never look complete.
+"""
+
+import json
+import os
+import platform
+import shlex
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from reclaimstudy.console import ConsoleResult, parse_console_file
+from reclaimstudy.errors import StudyError
+from reclaimstudy.hashing import json_sha256
+from reclaimstudy.paths import RESULTS
+from reclaimstudy.policies import Policy
+from reclaimstudy.systems import System
+from reclaimstudy.workloads import Workload
+
+# Bump when the guest protocol or the run layout changes.
+RUN_SCHEMA = 1
+PARTIAL = ".partial"
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    study: str
+    system: System
+    policy: Policy
+    workload: Workload
+    arguments: dict
+    repetition: int
+    backend: str
+
+    def identity(self) -> dict:
+        return {"system": self.system.identity(), "policy": self.policy.identity(),
+                "workload": {"name": self.workload.name, "arguments": self.arguments},
+                "repetition": self.repetition, "backend": self.backend}
+
+    def label(self) -> str:
+        return f"{self.workload.name}/{self.policy.name}/{self.system.name}/r{self.repetition}"
+
+
+def run_id(spec: RunSpec, artefacts: dict) -> str:
+    """Readable prefix + hash of the spec and of the kernel, image and simulator it runs on."""
+    digest = json_sha256({"schema": RUN_SCHEMA, "spec": spec.identity(), "artefacts": artefacts})
+    return (f"{spec.workload.name}-{spec.policy.name}-{spec.system.name}-r{spec.repetition}-"
+            f"{digest[:10]}")
+
+
+def job_text(spec: RunSpec, identifier: str) -> str:
+    """The job file the guest's runjob sources: shell assignments, quoted."""
+    values = {
+        "RUN_ID": identifier,
+        "POLICY": spec.policy.name,
+        "KNOBS": spec.policy.job_knobs(),
+        "LRU_GEN": "y" if spec.policy.lru_gen else "n",
+        "WORKLOAD": spec.workload.name,
+        "WORKLOAD_ARGS": spec.workload.command_line(spec.arguments),
+    }
+    return "".join(f"{key}={shlex.quote(str(value))}\n" for key, value in values.items())
+
+
+def study_dir(study: str, results: Path = RESULTS) -> Path:
+    return results / study
+
+
+def complete_run(directory: Path) -> dict | None:
+    """run.json of a finished run (good or failed), or None."""
+    path = directory / "run.json"
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError:
+        return None
+
+
+class RunDirectory:
+    """Where a run is assembled, then published atomically."""
+
+    def __init__(self, study_path: Path, identifier: str):
+        self.final = study_path / identifier
+        self.path = study_path / PARTIAL / f"{identifier}-{os.getpid()}"
+        shutil.rmtree(self.path, ignore_errors=True)
+        self.path.mkdir(parents=True)
+
+    def publish(self, record: dict) -> Path:
+        (self.path / "run.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+        if self.final.exists():
+            shutil.rmtree(self.final)  # a failed earlier attempt being redone
+        self.path.rename(self.final)
+        return self.final
+
+
+def write_events(result: ConsoleResult, path: Path) -> None:
+    with open(path, "w") as handle:
+        for event in result.events:
+            handle.write(json.dumps(event, sort_keys=True) + "\n")
+
+
+def host_info() -> dict:
+    return {"node": platform.node(), "cpus": os.cpu_count(), "system": platform.platform(),
+            "python": platform.python_version()}
+
+
+def execute(spec: RunSpec, backend, results: Path = RESULTS, **options) -> dict:
+    """Run one point on `backend` (qemu or gem5 module object) and publish its directory.
+
+    `options` go to the backend's run() (e.g. timeout_s).
+
+    Returns run.json's contents. A failed run is published too, with its logs and
+    reason; only StudyError (bad input, missing tools) stops before that.
+    """
+    artefacts = backend.prepare(spec)
+    identifier = run_id(spec, artefacts["identity"])
+    directory = RunDirectory(study_dir(spec.study, results), identifier)
+    job = directory.path / "job.sh"
+    job.write_text(job_text(spec, identifier))
+    started = time.time()
+    outcome = backend.run(spec, artefacts, job, directory.path, **options)
+    console_log = directory.path / "console.log"
+    if console_log.is_file():
+        console = parse_console_file(console_log)
+    else:
+        console = ConsoleResult()
+        console.fail("no console log")
+    if outcome.get("failure"):
+        # The backend's reason (a time-out, a simulator error) explains a truncated log best.
+        console.status, console.reason = "failed", outcome["failure"]
+    write_events(console, directory.path / "events.jsonl")
+    record = {
+        "schema": RUN_SCHEMA,
+        "run_id": identifier,
+        "study": spec.study,
+        "label": spec.label(),
+        "backend": spec.backend,
+        "system_name": spec.system.name,
+        "policy_name": spec.policy.name,
+        "workload_name": spec.workload.name,
+        **spec.identity(),
+        "artefacts": artefacts["record"],
+        "backend_info": outcome.get("info", {}),
+        "host": host_info(),
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
+        "wall_seconds": round(time.time() - started, 2),
+        "status": console.status,
+        "reason": console.reason,
+        "garbled_lines": len(console.garbled),
+    }
+    directory.publish(record)
+    return record
+
+
+def require_results_writable(results: Path) -> None:
+    try:
+        results.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise StudyError(f"cannot create the results folder {results}: {error}") from None

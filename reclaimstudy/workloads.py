@@ -1,0 +1,132 @@
+"""Workload descriptions: workloads/<name>/meta.toml beside each workload's driver and parser.
+
+Each workload folder holds, LKP-style: `meta.toml` (what it is, the seed it reproduces,
+its parameters, its data files), `run` (the guest driver), its C sources, and
+`parse.py` (host-side summaries of its records).
+"""
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from reclaimstudy.errors import StudyError
+from reclaimstudy.paths import WORKLOADS
+from reclaimstudy.tomlfile import check_keys, load
+
+GUEST_ROOT = "/usr/lib/reclaim/workloads"
+GUEST_DATA = "/usr/share/reclaim/data"
+NOT_WORKLOADS = {"lib", "tools", "build"}
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    default: object
+    help: str
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple | None = None
+
+    def check(self, value, where: str):
+        kind = type(self.default)
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if type(value) is not kind:
+            raise StudyError(f"{where}: parameter {self.name} = {value!r}; "
+                             f"allowed: {self.allowed()}")
+        if self.choices is not None and value not in self.choices:
+            raise StudyError(f"{where}: parameter {self.name} = {value!r}; allowed: {self.allowed()}")
+        if self.minimum is not None and value < self.minimum or \
+                self.maximum is not None and value > self.maximum:
+            raise StudyError(f"{where}: parameter {self.name} = {value!r}; allowed: {self.allowed()}")
+        return value
+
+    def allowed(self) -> str:
+        if self.choices is not None:
+            return "one of " + ", ".join(map(str, self.choices))
+        kind = "an integer" if isinstance(self.default, int) else "a number"
+        return f"{kind} from {self.minimum} to {self.maximum}"
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A file of real (pseudo-random, not sparse) data made at image build time."""
+    name: str
+    mib: float | None = None
+    memory_fraction: float | None = None
+
+    def size_bytes(self, memory_mib: int) -> int:
+        mib = self.mib if self.mib is not None else self.memory_fraction * memory_mib
+        return int(math.ceil(mib * 1024 * 1024 / 4096)) * 4096
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    description: str
+    seed: str | None
+    directory: Path
+    parameters: dict
+    data: tuple
+    sources: tuple
+    phases: tuple
+
+    def arguments(self, values: dict | None = None, where: str = "") -> dict:
+        """Every parameter's value: the defaults, overridden by `values` (checked)."""
+        where = where or f"workload {self.name}"
+        values = dict(values or {})
+        unknown = sorted(set(values) - set(self.parameters))
+        if unknown:
+            raise StudyError(f"{where}: unknown parameter(s) {', '.join(unknown)} for workload "
+                             f"'{self.name}'; allowed: {', '.join(self.parameters) or 'none'}")
+        return {name: p.check(values[name], where) if name in values else p.default
+                for name, p in self.parameters.items()}
+
+    @staticmethod
+    def command_line(arguments: dict) -> str:
+        """`--name=value` words for the guest driver (values never contain spaces)."""
+        return " ".join(f"--{name.replace('_', '-')}={value}" for name, value in arguments.items())
+
+
+def _parameter(name: str, table: dict, where: str) -> Parameter:
+    check_keys(where, table, {"default", "help", "min", "max", "choices"}, {"default", "help"})
+    choices = tuple(table["choices"]) if "choices" in table else None
+    return Parameter(name, table["default"], table["help"], table.get("min"), table.get("max"),
+                     choices)
+
+
+def _data_file(table: dict, where: str) -> DataFile:
+    check_keys(where, table, {"name", "mib", "memory_fraction"}, {"name"})
+    if ("mib" in table) == ("memory_fraction" in table):
+        raise StudyError(f"{where}: give exactly one of mib, memory_fraction")
+    return DataFile(table["name"], table.get("mib"), table.get("memory_fraction"))
+
+
+def parse_workload(directory: Path) -> Workload:
+    path = directory / "meta.toml"
+    table = load(path)
+    where = str(path)
+    check_keys(where, table, {"description", "seed", "parameters", "data", "sources", "phases"},
+               {"description", "phases"})
+    if not (directory / "run").is_file():
+        raise StudyError(f"{directory}: a workload needs an executable driver named 'run'")
+    parameters = {name: _parameter(name, spec, f"{where} [parameters.{name}]")
+                  for name, spec in table.get("parameters", {}).items()}
+    data = tuple(_data_file(spec, f"{where} [[data]]") for spec in table.get("data", []))
+    return Workload(directory.name, table["description"], table.get("seed"), directory,
+                    parameters, data, tuple(table.get("sources", [])), tuple(table["phases"]))
+
+
+def workload_dirs(root: Path = WORKLOADS) -> list[Path]:
+    return sorted(p.parent for p in root.glob("*/meta.toml") if p.parent.name not in NOT_WORKLOADS)
+
+
+def load_workloads(root: Path = WORKLOADS) -> dict[str, Workload]:
+    return {d.name: parse_workload(d) for d in workload_dirs(root)}
+
+
+def get_workload(name: str, root: Path = WORKLOADS) -> Workload:
+    names = [d.name for d in workload_dirs(root)]
+    if name not in names:
+        raise StudyError(f"unknown workload '{name}'; allowed (from {root}): {', '.join(names)}")
+    return parse_workload(root / name)
