@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from reclaimstudy.errors import StudyError
 
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
 
 
 def run_logged(cmd, cwd: Path, log_path: Path, label: str, step_pattern: str | None = None,

@@ -1,0 +1,108 @@
+"""Policies, system profiles and workload descriptions: valid ones load, bad ones are named."""
+
+import pytest
+
+from reclaimstudy import policies, systems, workloads
+from reclaimstudy.errors import StudyError
+from reclaimstudy.cli import parse_params
+
+
+def test_every_policy_loads_with_all_knobs_filled_in():
+    loaded = policies.load_policies()
+    assert "baseline" in loaded and "mglru" in loaded
+    for policy in loaded.values():
+        assert set(policy.knobs) == set(policies.KNOBS)
+    assert loaded["baseline"].knobs == {k: d for k, (_, _, d) in policies.KNOBS.items()}
+    assert loaded["exec-protect-off"].knobs["exec_protect"] == 0
+    assert loaded["mglru"].lru_gen and not loaded["baseline"].lru_gen
+
+
+def test_job_knobs_is_sorted_name_value_words():
+    policy = policies.get_policy("use-once-mapped-off")
+    assert policy.job_knobs() == "exec_protect=1 madv_free=1 refault_scan_anon=1 use_once=1"
+
+
+@pytest.mark.parametrize("body, message", [
+    ('[p]\ndescription="x"\nknobs={bogus=1}\n', "unknown knob 'bogus'"),
+    ('[p]\ndescription="x"\nknobs={use_once=4}\n', "use_once = 4 is out of range; allowed: integers 0..3"),
+    ('[p]\ndescription="x"\nknobs={madv_free=true}\n', "madv_free = True is out of range"),
+    ('[p]\ndescription="x"\nlru_gen="yes"\n', "lru_gen = 'yes'; allowed: true or false"),
+    ('[p]\nknobs={}\n', "missing key(s) description"),
+    ('[p]\ndescription="x"\ncolour=1\n', "unknown key(s) colour"),
+])
+def test_bad_policies_are_rejected_naming_the_value(tmp_path, body, message):
+    path = tmp_path / "policies.toml"
+    path.write_text(body)
+    with pytest.raises(StudyError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        policies.load_policies(path)
+
+
+def test_unknown_policy_lists_the_allowed_ones():
+    with pytest.raises(StudyError, match="unknown policy 'nope'; allowed .*baseline"):
+        policies.get_policy("nope")
+
+
+def test_every_system_profile_loads():
+    names = systems.system_names()
+    assert {"desktop-hdd", "desktop-ssd", "mobile-lpddr", "ci-tiny"} <= set(names)
+    for name in names:
+        system = systems.get_system(name)
+        assert systems.MIN_MEMORY_MIB <= system.memory_mib <= systems.MAX_MEMORY_MIB
+    hdd, ssd = systems.get_system("desktop-hdd"), systems.get_system("desktop-ssd")
+    assert hdd.disk_delay_us > ssd.disk_delay_us
+    assert hdd.memory_layout() == ssd.memory_layout()  # one checkpoint serves both
+
+
+def _system_toml(memory="size_mib = 256\ntype = \"DDR3_1600\"", cpu='model = "timing"',
+                 caches='hierarchy = "none"'):
+    return (f'description = "x"\n[cpu]\n{cpu}\ncores = 1\nclock = "2GHz"\n[caches]\n{caches}\n'
+            f'[memory]\n{memory}\n[disk]\nprofile = "hdd"\ndelay_us = 5000\nswap_mib = 256\n')
+
+
+@pytest.mark.parametrize("text, message", [
+    (_system_toml(memory='size_mib = 32\ntype = "DDR3_1600"'), "size_mib = 32 is too small; allowed: 96..3072"),
+    (_system_toml(memory='size_mib = 256\ntype = "DDR9"'), "type = 'DDR9'; allowed: DDR3_1600"),
+    (_system_toml(cpu='model = "kvm"'), "model = 'kvm'; allowed: atomic, timing, o3"),
+    (_system_toml(caches='hierarchy = "private-l1-private-l2"\nl1d = "32KiB"'), "l1i is required"),
+    (_system_toml(caches='hierarchy = "private-l1-private-l2"\nl1d = "32k"\nl1i = "32KiB"\nl2 = "1MiB"'),
+     "l1d = '32k'; expected a value like '32KiB'"),
+])
+def test_bad_system_profiles_are_rejected_naming_the_value(tmp_path, text, message):
+    (tmp_path / "bad.toml").write_text(text)
+    with pytest.raises(StudyError, match=message.replace("(", r"\(")):
+        systems.get_system("bad", tmp_path)
+
+
+def test_unknown_system_lists_the_allowed_ones():
+    with pytest.raises(StudyError, match="unknown system 'huge'; allowed .*desktop-hdd"):
+        systems.get_system("huge")
+
+
+def test_workload_arguments_default_and_check():
+    smoke = workloads.get_workload("smoke")
+    assert smoke.arguments() == {"read_mib": 8, "anon_mib": 16}
+    assert smoke.arguments({"read_mib": 4})["read_mib"] == 4
+    assert workloads.Workload.command_line({"read_mib": 4, "anon_mib": 2}) == "--read-mib=4 --anon-mib=2"
+    with pytest.raises(StudyError, match="unknown parameter\\(s\\) colour .* allowed: read_mib, anon_mib"):
+        smoke.arguments({"colour": 1})
+    with pytest.raises(StudyError, match="read_mib = 0; allowed: an integer from 1 to 64"):
+        smoke.arguments({"read_mib": 0})
+    with pytest.raises(StudyError, match="read_mib = 'x'"):
+        smoke.arguments({"read_mib": "x"})
+
+
+def test_unknown_workload_lists_the_allowed_ones():
+    with pytest.raises(StudyError, match="unknown workload 'nope'; allowed .*smoke"):
+        workloads.get_workload("nope")
+
+
+def test_data_file_sizes_follow_memory_and_are_page_multiples():
+    data = workloads.DataFile("f", memory_fraction=1.5)
+    assert data.size_bytes(256) == 384 << 20
+    assert workloads.DataFile("g", mib=0.001).size_bytes(256) == 4096
+
+
+def test_command_line_params_are_typed():
+    assert parse_params(["a=1", "b=0.5", "c=text"]) == {"a": 1, "b": 0.5, "c": "text"}
+    with pytest.raises(StudyError, match="expected NAME=VALUE"):
+        parse_params(["novalue"])
