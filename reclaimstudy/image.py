@@ -21,6 +21,7 @@ from reclaimstudy import hostdeps
 from reclaimstudy.errors import StudyError
 from reclaimstudy.ext4 import make_ext4
 from reclaimstudy.hashing import file_sha256, json_sha256
+from reclaimstudy.locks import exclusive
 from reclaimstudy.paths import DISK_IMAGES, WORKLOADS, cache_dir
 from reclaimstudy.progress import console, run_logged
 from reclaimstudy.systems import System
@@ -81,6 +82,14 @@ def rootfs_tarball() -> tuple[Path, dict]:
     manifest_path = directory / f"{key}.json"
     if tarball.is_file() and manifest_path.is_file():
         return tarball, json.loads(manifest_path.read_text())
+    with exclusive(cache_dir() / "rootfs" / f"{key}.lock", f"rootfs {key}"):
+        if tarball.is_file() and manifest_path.is_file():
+            return tarball, json.loads(manifest_path.read_text())
+        return _make_rootfs(spec, key, tarball, manifest_path)
+
+
+def _make_rootfs(spec: dict, key: str, tarball: Path, manifest_path: Path) -> tuple[Path, dict]:
+    directory = tarball.parent
     mmdebstrap = hostdeps.require_tool("mmdebstrap", "mmdebstrap")
     if os.geteuid() != 0:
         raise StudyError("building the guest userland needs root (mmdebstrap and device nodes "
@@ -178,7 +187,15 @@ def build_image(system: System, force: bool = False) -> Image:
     if (final / "manifest.json").is_file() and not force:
         console.print(f"image {key}: cached in {final}")
         return Image(final)
+    with exclusive(images / f"{key}.lock", f"image {key}"):
+        if (final / "manifest.json").is_file() and not force:
+            return Image(final)
+        return _assemble(system, tarball, rootfs, inputs, key, final)
 
+
+def _assemble(system: System, tarball: Path, rootfs: dict, inputs: dict, key: str,
+              final: Path) -> Image:
+    images = final.parent
     started = time.monotonic()
     work = images / f"{key}.building-{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 from reclaimstudy import hostdeps
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
+from reclaimstudy.locks import exclusive
 from reclaimstudy.paths import KERNEL_PATCHES, cache_dir
 from reclaimstudy.progress import console, run_logged
 
@@ -208,7 +209,14 @@ def build_kernel(jobs: int | None = None, force: bool = False) -> Kernel:
     if (final / "manifest.json").is_file() and not force:
         console.print(f"kernel {key}: cached in {final}")
         return Kernel(final)
+    with exclusive(kernels_dir / f"{key}.lock", f"kernel {key}"):
+        if (final / "manifest.json").is_file() and not force:
+            return Kernel(final)  # built by the process we waited for
+        return _build(inputs, key, final, jobs)
 
+
+def _build(inputs: dict, key: str, final: Path, jobs: int | None) -> Kernel:
+    kernels_dir = final.parent
     jobs = jobs or os.cpu_count() or 1
     work = kernels_dir / f"{key}.building-{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)

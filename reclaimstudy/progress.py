@@ -32,7 +32,7 @@ def run_logged(cmd, cwd: Path, log_path: Path, label: str, step_pattern: str | N
     live = console.is_terminal
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=console, disable=not live)
-    with open(log_path, "w") as log, progress:
+    with open(log_path, "w", buffering=1) as log, progress:
         task = progress.add_task(label, total=expected_steps)
         next_report = 0.1
         proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -50,9 +50,13 @@ class System:
         return fields
 
     def memory_layout(self) -> dict:
-        """What a checkpoint depends on: it can be restored only onto the same layout."""
+        """What a checkpoint depends on: it can be restored only onto the same layout.
+
+        The clock is part of it because the guest calibrated its TSC at boot: restoring
+        onto another clock would skew every time the guest measures.
+        """
         return {"memory_type": self.memory_type, "memory_mib": self.memory_mib,
-                "cores": self.cores, "swap_mib": self.swap_mib}
+                "cores": self.cores, "clock": self.clock, "swap_mib": self.swap_mib}
 
 
 def _choice(where: str, key: str, value, allowed) -> str:

@@ -1,0 +1,187 @@
+"""gem5 full-system configuration of the reclaim study, on the gem5 standard library.
+
+Run by the user's gem5 binary, never by the host's Python:
+    $GEM5 --outdir=OUT configs/gem5/reclaim_fs.py PARAMS.json
+PARAMS.json is written by the study tool (reclaimstudy/gem5_backend.py). Only the
+Python standard library and gem5's own modules are imported here.
+
+Two modes:
+  boot  boot the kernel on a KVM or atomic CPU with no caches, save a checkpoint when
+        the guest's /init asks for one (`m5 checkpoint`, before it reads a job), stop.
+  run   restore that checkpoint onto the system profile's CPU, caches, DRAM and disk
+        latency, hand the job to the guest through readfile, simulate to `m5 exit`.
+Both write OUT/result.json: how the simulation ended, simulated and host seconds.
+A guard stops a run that exceeds its simulated or host time, or whose guest panics.
+"""
+
+import atexit
+import json
+import sys
+import time
+from pathlib import Path
+
+import m5
+from m5.objects import CowDiskImage, IdeDisk, RawDiskImage
+
+from gem5.components.boards.x86_board import X86Board
+from gem5.components.cachehierarchies.classic.no_cache import NoCache
+from gem5.components.cachehierarchies.classic.private_l1_private_l2_walk_cache_hierarchy import (
+    PrivateL1PrivateL2WalkCacheHierarchy,
+)
+from gem5.components.cachehierarchies.classic.private_l1_shared_l2_cache_hierarchy import (
+    PrivateL1SharedL2CacheHierarchy,
+)
+from gem5.components.memory import single_channel
+from gem5.components.processors.cpu_types import CPUTypes
+from gem5.components.processors.simple_processor import SimpleProcessor
+from gem5.isas import ISA
+from gem5.resources.resource import DiskImageResource, KernelResource
+from gem5.simulate.exit_event import ExitEvent
+from gem5.simulate.simulator import Simulator
+
+CPU_TYPES = {"atomic": CPUTypes.ATOMIC, "timing": CPUTypes.TIMING, "o3": CPUTypes.O3,
+             "kvm": CPUTypes.KVM}
+MEMORIES = {"DDR3_1600": single_channel.SingleChannelDDR3_1600,
+            "DDR4_2400": single_channel.SingleChannelDDR4_2400,
+            "LPDDR3_1600": single_channel.SingleChannelLPDDR3_1600}
+GUARD_NAME = "reclaim-guard"
+PANIC_TEXT = "Kernel panic - not syncing"
+
+
+def cache_hierarchy(caches: dict):
+    kind = caches["hierarchy"]
+    if kind == "none":
+        return NoCache()
+    sizes = {"l1d_size": caches["l1d"], "l1i_size": caches["l1i"], "l2_size": caches["l2"]}
+    if kind == "private-l1-private-l2":
+        return PrivateL1PrivateL2WalkCacheHierarchy(**sizes)
+    if kind == "private-l1-shared-l2":
+        return PrivateL1SharedL2CacheHierarchy(**sizes)
+    raise ValueError(f"unknown cache hierarchy {kind!r}")
+
+
+def ide_disk(path: str, drive: str, delay_us: float) -> IdeDisk:
+    """An IDE disk whose writes stay in gem5 (copy-on-write), so the image is never changed.
+
+    IdeDisk.delay is a fixed latency per DMA descriptor, not a seek model.
+    """
+    disk = IdeDisk(driveID=drive, delay=f"{delay_us}us")
+    disk.image = CowDiskImage(child=RawDiskImage(read_only=True), read_only=False)
+    disk.image.child.image_file = path
+    return disk
+
+
+def build_board(params: dict) -> X86Board:
+    processor = SimpleProcessor(cpu_type=CPU_TYPES[params["cpu"]], num_cores=params["cores"],
+                                isa=ISA.X86)
+    if params["cpu"] == "kvm":
+        for core in processor.get_cores():
+            core.core.usePerf = False  # perf counters are often unavailable to KVM guests' hosts
+    memory = MEMORIES[params["memory"]["type"]](size=f"{params['memory']['size_mib']}MiB")
+    board = X86Board(clk_freq=params["clock"], processor=processor, memory=memory,
+                     cache_hierarchy=cache_hierarchy(params["caches"]))
+    workload = {"kernel": KernelResource(local_path=params["kernel"]),
+                "disk_image": DiskImageResource(local_path=params["root_disk"]),
+                "kernel_args": params["kernel_args"]}
+    if params["mode"] == "run":
+        workload["checkpoint"] = Path(params["checkpoint"])
+        workload["readfile_contents"] = params["readfile_contents"]
+    board.set_kernel_disk_workload(**workload)
+    # Root on /dev/sda, swap on /dev/sdb. The list is assigned whole: appending to the
+    # board's own list does not take.
+    board.pc.south_bridge.ide.disks = [
+        ide_disk(params["root_disk"], "device0", params["disk_delay_us"]),
+        ide_disk(params["swap_disk"], "device1", params["disk_delay_us"]),
+    ]
+    return board
+
+
+class Outcome:
+    """How the simulation ended; written to result.json."""
+
+    def __init__(self, params: dict, outdir: Path):
+        self.params = params
+        self.outdir = outdir
+        self.status = "running"
+        self.detail = ""
+        self.started = time.monotonic()
+        self.console = outdir / "board.pc.com_1.device"
+
+    def end(self, status: str, detail: str = "") -> bool:
+        self.status, self.detail = status, detail
+        return True
+
+    def guest_panicked(self) -> bool:
+        try:
+            with open(self.console, errors="replace") as handle:
+                handle.seek(max(0, self.console.stat().st_size - 65536))
+                return PANIC_TEXT in handle.read()
+        except FileNotFoundError:
+            return False
+
+    def write(self):
+        result = {"mode": self.params["mode"], "status": self.status, "detail": self.detail,
+                  "sim_seconds": m5.curTick() / 1e12,
+                  "host_seconds": round(time.monotonic() - self.started, 2)}
+        (self.outdir / "result.json").write_text(json.dumps(result, indent=2) + "\n")
+
+
+def main(params_path: str):
+    params = json.loads(Path(params_path).read_text())
+    outdir = Path(m5.options.outdir)
+    outcome = Outcome(params, outdir)
+    board = build_board(params)
+    guard_ticks = int(params["guard_interval_ms"] * 1e9)
+    max_ticks = int(params["max_sim_seconds"] * 1e12)
+
+    def on_checkpoint():
+        if params["mode"] == "boot":
+            simulator.save_checkpoint(Path(params["checkpoint"]))
+            return outcome.end("checkpoint")
+        return False  # a restored guest does not ask again; ignore it if it does
+
+    def on_exit():
+        if params["mode"] == "boot":
+            return outcome.end("error", "the guest exited before asking for a checkpoint")
+        # The guest closed its last phase with dumpresetstats: no tail block at exit.
+        atexit.unregister(m5.stats.dump)
+        return outcome.end("exit")
+
+    def on_fail():
+        return outcome.end("guest-fail", simulator.get_last_exit_event_cause())
+
+    def on_guard():
+        if outcome.guest_panicked():
+            return outcome.end("kernel-panic", "the guest kernel panicked")
+        if m5.curTick() >= max_ticks:
+            return outcome.end("sim-time-limit", f"over {params['max_sim_seconds']} s simulated")
+        if time.monotonic() - outcome.started > params["max_host_seconds"]:
+            return outcome.end("host-time-limit", f"over {params['max_host_seconds']} s of host time")
+        m5.scheduleTickExitFromCurrent(guard_ticks, GUARD_NAME)
+        return False
+
+    simulator = Simulator(board=board, on_exit_event={
+        ExitEvent.CHECKPOINT: on_checkpoint,
+        ExitEvent.EXIT: on_exit,
+        ExitEvent.FAIL: on_fail,
+        ExitEvent.SCHEDULED_TICK: on_guard,
+        ExitEvent.KERNEL_PANIC: lambda: outcome.end("kernel-panic", "gem5 saw a kernel panic"),
+        # Work items are not used by the study: never let them stop a run.
+        ExitEvent.WORKBEGIN: lambda: False,
+        ExitEvent.WORKEND: lambda: False,
+    })
+    # The first guard fires after instantiation (which may restore the checkpoint's tick).
+    simulator._instantiate()
+    m5.scheduleTickExitFromCurrent(guard_ticks, GUARD_NAME)
+    simulator.run()
+    if outcome.status == "running":
+        outcome.end("error", f"simulation stopped: {simulator.get_last_exit_event_cause()}")
+    outcome.write()
+    print(f"reclaim_fs: {params['mode']} ended: {outcome.status} {outcome.detail}".rstrip())
+
+
+if __name__ == "__m5_main__" or __name__ == "__main__":
+    if len(sys.argv) != 2:
+        print("usage: gem5 [gem5 options] reclaim_fs.py PARAMS.json", file=sys.stderr)
+        sys.exit(2)
+    main(sys.argv[1])

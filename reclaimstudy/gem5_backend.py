@@ -1,0 +1,257 @@
+"""The gem5 backend: the study's instrument, with modelled CPU, caches, DRAM and disk.
+
+gem5 is a prerequisite the user provides: an X86 build of gem5 v24.0 named by the
+GEM5 environment variable. A study boots once per (gem5, kernel, image, memory layout)
+and checkpoints right after boot; every run restores that checkpoint onto its
+system profile and gets its job through readfile (configs/gem5/reclaim_fs.py).
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from reclaimstudy import qemu
+from reclaimstudy.errors import StudyError
+from reclaimstudy.hashing import file_sha256, json_sha256
+from reclaimstudy.image import Image, build_image
+from reclaimstudy.kernel import Kernel, build_kernel
+from reclaimstudy.locks import exclusive
+from reclaimstudy.paths import CONFIGS, cache_dir
+from reclaimstudy.progress import console
+from reclaimstudy.qemu_backend import kernel_cmdline
+from reclaimstudy.runs import RunSpec
+from reclaimstudy.subprocesses import run_measured
+from reclaimstudy.systems import System
+
+NAME = "gem5"
+CONFIG_SCRIPT = CONFIGS / "gem5" / "reclaim_fs.py"
+EXPECTED_VERSION = "24.0"
+# Boot on the checkpoint's CPU: gem5's own m5 exit events, idle=halt against the
+# mwait_idle oops reported after CPU switches, a fixed loops-per-jiffy (no calibration).
+GEM5_KERNEL_ARGS = "idle=halt lpj=7999923"
+BOOT_SIM_SECONDS = 30.0
+BOOT_HOST_SECONDS = 3600.0
+DEFAULT_TIMEOUT_S = 4 * 3600.0
+MISSING_HINT = (
+    "the gem5 backend needs an X86 build of gem5 v24.0: build gem5's `build/X86/gem5.opt` "
+    "with scons from gem5's source (v24.0.0.1), then `export GEM5=/path/to/gem5.opt`. "
+    "Without gem5, `--backend qemu` runs the same jobs functionally, with no hardware timing.")
+
+
+@dataclass(frozen=True)
+class Gem5:
+    path: Path
+    version: str
+    sha256: str
+    build: dict
+
+    def identity(self) -> dict:
+        return {"version": self.version, "sha256": self.sha256}
+
+
+def _build_info(path: Path) -> dict:
+    try:
+        result = subprocess.run([str(path), "-B"], capture_output=True, text=True, timeout=120)
+    except OSError as error:
+        raise StudyError(f"GEM5={path} cannot be run ({error}); {MISSING_HINT}") from None
+    info = {"version": None, "options": {}}
+    for line in result.stdout.splitlines():
+        if match := re.match(r"gem5 version (\S+)", line.strip()):
+            info["version"] = match[1]
+        elif match := re.match(r"\s+(\w+) = (.*)$", line):
+            info["options"][match[1]] = match[2].strip()
+    if result.returncode != 0 or info["version"] is None:
+        raise StudyError(f"GEM5={path} did not answer `-B` like gem5 "
+                         f"(exit {result.returncode}); {MISSING_HINT}")
+    return info
+
+
+def find_gem5() -> Gem5:
+    """The user's gem5 from GEM5, checked to be an X86 build; never a silent fallback."""
+    value = os.environ.get("GEM5")
+    if not value:
+        raise StudyError(f"GEM5 is not set: {MISSING_HINT}")
+    path = Path(value)
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise StudyError(f"GEM5={value} is not an executable file: {MISSING_HINT}")
+    stat = path.stat()
+    memo_path = cache_dir() / "gem5-binaries.json"
+    memo = json.loads(memo_path.read_text()) if memo_path.is_file() else {}
+    key = f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+    if key not in memo:
+        info = _build_info(path)
+        memo[key] = {"sha256": file_sha256(path), **info}
+        memo_path.write_text(json.dumps(memo, indent=1) + "\n")
+    entry = memo[key]
+    options = entry["options"]
+    isas = {options.get("TARGET_ISA", "").lower()} | \
+        {k[4:-4].lower() for k, v in options.items() if k.startswith("USE_") and
+         k.endswith("_ISA") and v in ("True", "1", "y")}
+    if "x86" not in isas:
+        raise StudyError(f"GEM5={value} is not an X86 build of gem5 (its ISAs: "
+                         f"{', '.join(sorted(i for i in isas if i)) or 'unknown'}): {MISSING_HINT}")
+    if not entry["version"].startswith(EXPECTED_VERSION):
+        console.print(f"warning: GEM5 is gem5 {entry['version']}; the study was made with "
+                      f"v{EXPECTED_VERSION} (Linux >= 6.8 and other details differ across versions)")
+    return Gem5(path, entry["version"], entry["sha256"], options)
+
+
+def gem5_params(mode: str, system: System, kernel: Kernel, image: Image, checkpoint: Path,
+                cpu: str, kernel_args: str, job: str | None = None,
+                max_sim_seconds: float = BOOT_SIM_SECONDS,
+                max_host_seconds: float = BOOT_HOST_SECONDS) -> dict:
+    """Everything configs/gem5/reclaim_fs.py needs, as plain JSON."""
+    run = mode == "run"
+    return {
+        "mode": mode,
+        "kernel": str(kernel.vmlinux),
+        "root_disk": str(image.root),
+        "swap_disk": str(image.swap),
+        "kernel_args": kernel_args.split(),
+        "cpu": cpu,
+        "cores": system.cores,
+        "clock": system.clock,
+        # The boot has no caches; the run gets the profile's.
+        "caches": {"hierarchy": system.hierarchy, "l1d": system.l1d, "l1i": system.l1i,
+                   "l2": system.l2} if run else {"hierarchy": "none"},
+        "memory": {"type": system.memory_type, "size_mib": system.memory_mib},
+        "disk_delay_us": system.disk_delay_us,
+        "checkpoint": str(checkpoint),
+        "readfile_contents": job,
+        "max_sim_seconds": max_sim_seconds,
+        "max_host_seconds": max_host_seconds,
+        "guard_interval_ms": 10.0,
+    }
+
+
+def simulate(gem5: Gem5, params: dict, outdir: Path, timeout_s: float) -> dict:
+    """Run gem5 on reclaim_fs.py; return result.json plus host measurements."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    params_path = outdir / "params.json"
+    params_path.write_text(json.dumps(params, indent=2) + "\n")
+    measured = run_measured(
+        [str(gem5.path), "--outdir", str(outdir), "--redirect-stdout", "--redirect-stderr",
+         str(CONFIG_SCRIPT), str(params_path)], timeout_s=timeout_s, log_path=outdir / "gem5.log")
+    result_path = outdir / "result.json"
+    result = json.loads(result_path.read_text()) if result_path.is_file() else {
+        "status": "crashed", "detail": f"gem5 exited {measured['exit_code']} without a result "
+                                       f"(see {outdir}/simerr.txt)"}
+    if measured["timed_out"]:
+        result = {"status": "host-timeout", "detail": f"killed after {timeout_s:.0f} s"}
+    return {**result, "host": measured}
+
+
+def kvm_usable(gem5: Gem5, system: System, kernel: Kernel, image: Image) -> tuple[bool, str]:
+    """Whether gem5's KVM CPU runs here; the verdict is cached per gem5 binary and host."""
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return False, "/dev/kvm is missing or not accessible"
+    memo_path = cache_dir() / "gem5-kvm-verdict.json"
+    key = f"{gem5.sha256}:{os.uname().release}"
+    memo = json.loads(memo_path.read_text()) if memo_path.is_file() else {}
+    if key not in memo:
+        probe = cache_dir() / "gem5-kvm-probe"
+        shutil.rmtree(probe, ignore_errors=True)
+        params = gem5_params("boot", system, kernel, image, probe / "cpt", "kvm",
+                             kernel_cmdline(NAME, GEM5_KERNEL_ARGS), max_sim_seconds=0.5,
+                             max_host_seconds=60)
+        result = simulate(gem5, params, probe / "out", timeout_s=120)
+        log = (probe / "out" / "simerr.txt")
+        text = log.read_text(errors="replace") if log.is_file() else ""
+        usable = result["status"] in ("checkpoint", "sim-time-limit") and "panic" not in text
+        first_panic = next((line for line in text.splitlines() if "panic" in line), "")
+        memo[key] = {"usable": usable,
+                     "reason": "a KVM probe boot ran" if usable else
+                     f"gem5's KVM CPU failed here: {first_panic or result['status']}"}
+        memo_path.write_text(json.dumps(memo, indent=1) + "\n")
+    return memo[key]["usable"], memo[key]["reason"]
+
+
+def checkpoint_key(gem5: Gem5, kernel: Kernel, image: Image, system: System) -> str:
+    return json_sha256({"gem5": gem5.sha256, "kernel": kernel.manifest["key"],
+                        "image": image.manifest["key"], "layout": system.memory_layout(),
+                        "args": GEM5_KERNEL_ARGS, "script": file_sha256(CONFIG_SCRIPT)})[:16]
+
+
+def ensure_checkpoint(gem5: Gem5, kernel: Kernel, image: Image, system: System) -> Path:
+    """The post-boot checkpoint for this layout: made once (KVM where it works, else atomic)."""
+    key = checkpoint_key(gem5, kernel, image, system)
+    final = cache_dir() / "checkpoints" / key
+    if (final / "manifest.json").is_file():
+        return final
+    with exclusive(final.with_name(f"{key}.lock"), f"checkpoint {key}"):
+        if (final / "manifest.json").is_file():
+            return final
+        return _boot_and_checkpoint(gem5, kernel, image, system, key, final)
+
+
+def _boot_and_checkpoint(gem5: Gem5, kernel: Kernel, image: Image, system: System, key: str,
+                         final: Path) -> Path:
+    usable, why = kvm_usable(gem5, system, kernel, image)
+    cpu = "kvm" if usable else "atomic"
+    if not usable:
+        console.print(f"gem5: booting on the atomic CPU ({why}); a boot takes minutes")
+    work = final.with_name(f"{key}.building-{os.getpid()}")
+    shutil.rmtree(work, ignore_errors=True)
+    params = gem5_params("boot", system, kernel, image, work / "cpt", cpu,
+                         kernel_cmdline(NAME, f"{GEM5_KERNEL_ARGS} reclaim.checkpoint=1"))
+    console.print(f"gem5: boot + checkpoint {key} ({system.memory_mib} MiB "
+                  f"{system.memory_type}, {cpu} CPU)")
+    result = simulate(gem5, params, work / "boot", timeout_s=BOOT_HOST_SECONDS + 300)
+    if result["status"] != "checkpoint":
+        raise StudyError(f"gem5 boot for checkpoint {key} failed: {result['status']} "
+                         f"{result.get('detail', '')}; logs in {work / 'boot'}")
+    manifest = {"key": key, "gem5": gem5.identity(), "kernel": kernel.manifest["key"],
+                "image": image.manifest["key"], "layout": system.memory_layout(), "cpu": cpu,
+                "boot_sim_seconds": result["sim_seconds"],
+                "boot_host_seconds": result["host"]["wall_seconds"],
+                "boot_peak_rss_mib": result["host"]["max_rss_mib"],
+                "made_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    (work / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    if final.exists():
+        shutil.rmtree(final)
+    work.rename(final)
+    console.print(f"gem5: checkpoint {key} saved after {result['host']['wall_seconds']:.0f} s")
+    return final
+
+
+def prepare(spec: RunSpec) -> dict:
+    gem5 = find_gem5()
+    kernel = build_kernel()
+    image = build_image(spec.system)
+    checkpoint = ensure_checkpoint(gem5, kernel, image, spec.system)
+    checkpoint_manifest = json.loads((checkpoint / "manifest.json").read_text())
+    return {
+        "gem5": gem5, "kernel": kernel, "image": image, "checkpoint": checkpoint,
+        "identity": {"kernel": kernel.manifest["key"], "image": image.manifest["key"],
+                     "gem5": gem5.sha256, "checkpoint": checkpoint_manifest["key"]},
+        "record": {
+            "kernel": {key: kernel.manifest[key] for key in
+                       ("key", "source_version", "config_sha256", "vmlinux_sha256")},
+            "image": {key: image.manifest[key] for key in ("key", "rootfs_key", "root_sha256")},
+            "gem5": {"path": str(gem5.path), **gem5.identity()},
+            "checkpoint": checkpoint_manifest,
+        },
+    }
+
+
+def run(spec: RunSpec, artefacts: dict, job: Path, run_dir: Path,
+        timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:
+    system = spec.system
+    params = gem5_params("run", system, artefacts["kernel"], artefacts["image"],
+                         artefacts["checkpoint"] / "cpt", system.cpu_model,
+                         kernel_cmdline(NAME, GEM5_KERNEL_ARGS), job=job.read_text(),
+                         max_sim_seconds=3600.0, max_host_seconds=timeout_s)
+    result = simulate(artefacts["gem5"], params, run_dir, timeout_s=timeout_s + 300)
+    gem5_console = run_dir / "board.pc.com_1.device"
+    if gem5_console.is_file():
+        gem5_console.rename(run_dir / "console.log")
+    info = {"status": result["status"], "detail": result.get("detail", ""),
+            "sim_seconds": result.get("sim_seconds"), **result["host"]}
+    failure = None if result["status"] == "exit" else \
+        f"gem5 {result['status']}: {result.get('detail', '')}".strip()
+    return {"failure": failure, "info": info}
