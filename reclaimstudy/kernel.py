@@ -32,7 +32,7 @@ BUILD_RECIPE = 1
 BUILD_TOOLS = {"make": "make", "gcc": "gcc", "bc": "bc", "flex": "flex", "bison": "bison",
                "patch": "patch", "xz": "xz-utils", "perl": "perl"}
 # Rough count of objects a build compiles, for the progress bar until a build has run.
-DEFAULT_STEPS = 1500
+DEFAULT_STEPS = 1400
 
 
 @dataclass(frozen=True)

@@ -77,12 +77,16 @@ def probe_kvm(bzimage: Path) -> tuple[bool, str]:
     started = time.monotonic()
     try:
         proc = subprocess.run(cmd, capture_output=True, timeout=PROBE_SECONDS)
-        output = proc.stdout
     except subprocess.TimeoutExpired as expired:
-        output = expired.stdout or b""
-    if PROBE_MARKER in output:
+        if PROBE_MARKER in (expired.stdout or b""):
+            return True, "a probe boot printed the kernel banner"
+        return False, (f"a probe boot printed no kernel banner in {PROBE_SECONDS} s "
+                       "(nested virtualisation?)")
+    if PROBE_MARKER in proc.stdout:
         return True, f"a probe boot printed the kernel banner in {time.monotonic() - started:.1f} s"
-    return False, f"a probe boot printed no kernel banner in {PROBE_SECONDS} s (nested virtualisation?)"
+    error = next((line for line in proc.stderr.decode(errors="replace").splitlines()
+                  if "error" in line.lower()), "no message")
+    return False, f"QEMU with KVM stopped at once (exit {proc.returncode}): {error}"
 
 
 def choose_accel(bzimage: Path) -> tuple[str, str]:

@@ -52,7 +52,10 @@ def run(spec: RunSpec, artefacts: dict, job: Path, run_dir: Path,
         cpus=spec.system.cores, disks=[image.root, image.swap],
         console_log=run_dir / "console.log", fw_cfg={JOB_FW_CFG: job}, timeout_s=timeout_s)
     result = qemu.run(boot, accel=artefacts["accel"])
+    # Paths inside the run directory are recorded relative to it: the directory moves
+    # into place when the run is published.
+    command = [word.replace(f"{run_dir}/", "") for word in result.command]
     info = {"accel": result.accel, "wall_seconds": round(result.wall_seconds, 2),
-            "exit_code": result.exit_code, "command": result.command}
+            "exit_code": result.exit_code, "command": command}
     failure = f"time-out after {timeout_s:.0f} s" if result.timed_out else None
     return {"failure": failure, "info": info}

@@ -1,0 +1,109 @@
+"""gem5 `stats.txt`: every dump block, with scalars, vectors and distributions.
+
+A block sits between "---------- Begin Simulation Statistics ----------" and the
+matching "End" line; each stat line is `name[::sub] value [pdf% cdf%] # description (unit)`.
+Vectors and distributions come out as one row per `::sub` entry (`::samples`, `::mean`,
+`::0-4`, `::total`, ...). `nan` and `inf` are kept as floats. A block without its End
+line (a simulation killed mid-dump) is an error, never data.
+"""
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+BEGIN = "---------- Begin Simulation Statistics ----------"
+END = "---------- End Simulation Statistics   ----------"
+LINE = re.compile(
+    r"^(?P<name>[^\s:]+(?:::(?P<sub>\S+))?)\s+(?P<value>\S+)"
+    r"(?:\s+(?P<pdf>-?[\d.]+|nan)%\s+(?P<cdf>-?[\d.]+|nan)%)?\s*(?:#\s*(?P<desc>.*))?$")
+UNIT = re.compile(r"\((\([^()]*\)|[^()]*)\)\s*$")
+
+
+class StatsError(ValueError):
+    """A stats.txt that cannot be read; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class Stat:
+    name: str          # the base name, e.g. board.memory.mem_ctrl.readPktSize
+    sub: str | None    # the part after '::' for vectors and distributions
+    value: float
+    pdf: float | None
+    cdf: float | None
+    unit: str | None
+    description: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}::{self.sub}" if self.sub else self.name
+
+
+def _number(text: str, where: str) -> float:
+    try:
+        return float(text)  # accepts nan, inf, -inf
+    except ValueError:
+        raise StatsError(f"{where}: value {text!r} is not a number") from None
+
+
+def parse_stats_text(text: str, source: str = "stats.txt") -> list[list[Stat]]:
+    """The blocks of a stats.txt, each a list of Stat in file order."""
+    blocks: list[list[Stat]] = []
+    current: list[Stat] | None = None
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        where = f"{source}:{number}"
+        if not line:
+            continue
+        if line == BEGIN:
+            if current is not None:
+                raise StatsError(f"{where}: a block begins before the previous one ended")
+            current = []
+            continue
+        if line == END.strip() or re.fullmatch(r"-+ End Simulation Statistics\s+-+", line):
+            if current is None:
+                raise StatsError(f"{where}: 'End' without 'Begin'")
+            blocks.append(current)
+            current = None
+            continue
+        if current is None:
+            raise StatsError(f"{where}: a stat line outside any Begin/End block")
+        match = LINE.match(line)
+        if not match:
+            raise StatsError(f"{where}: not a stat line: {line[:120]!r}")
+        description = (match["desc"] or "").strip()
+        unit = UNIT.search(description)
+        full = match["name"]
+        name, _, sub = full.partition("::")
+        current.append(Stat(
+            name=name, sub=sub or None, value=_number(match["value"], where),
+            pdf=float(match["pdf"]) if match["pdf"] else None,
+            cdf=float(match["cdf"]) if match["cdf"] else None,
+            unit=unit[1].strip("()") if unit else None,
+            description=UNIT.sub("", description).strip() if unit else description))
+    if current is not None:
+        raise StatsError(f"{source}: the last block has no End line (truncated file?)")
+    return blocks
+
+
+def parse_stats(path: Path) -> list[list[Stat]]:
+    return parse_stats_text(Path(path).read_text(errors="replace"), str(path))
+
+
+def stats_frame(path: Path) -> pd.DataFrame:
+    """One row per (block, stat): block, key, name, sub, value, pdf, cdf, unit."""
+    rows = [{"block": index, "key": s.key, "name": s.name, "sub": s.sub, "value": s.value,
+             "pdf": s.pdf, "cdf": s.cdf, "unit": s.unit}
+            for index, block in enumerate(parse_stats(path)) for s in block]
+    return pd.DataFrame(rows, columns=["block", "key", "name", "sub", "value", "pdf", "cdf",
+                                       "unit"])
+
+
+def block_values(block: list[Stat]) -> dict[str, float]:
+    return {s.key: s.value for s in block}
+
+
+def finite(value: float) -> bool:
+    return value is not None and math.isfinite(value)

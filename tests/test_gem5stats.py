@@ -1,0 +1,79 @@
+"""The stats.txt parser, on real gem5 outputs (shared/fixtures/gem5) and on broken files."""
+
+import math
+from pathlib import Path
+
+import pytest
+
+from analysis.gem5stats import StatsError, block_values, parse_stats, parse_stats_text, stats_frame
+
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "gem5"
+if not FIXTURES.is_dir():
+    FIXTURES = Path(__file__).resolve().parent / "fixtures" / "gem5"
+FS = FIXTURES / "fs-x86-atomic-boot" / "stats.txt"
+SE = FIXTURES / "se-x86-o3-phases" / "stats.txt"
+
+
+def test_full_system_boot_has_its_three_blocks_with_known_values():
+    blocks = parse_stats(FS)
+    assert len(blocks) == 3
+    boot, dd, tail = (block_values(b) for b in blocks)
+    assert boot["simSeconds"] == pytest.approx(0.446656)
+    assert boot["simInsts"] == 222891437
+    assert dd["simSeconds"] == pytest.approx(0.023, rel=0.05)
+    # simInsts is cumulative in gem5 v24 (not reset by dumpresetstats); the cores'
+    # committed-instruction counters are per block.
+    core = "board.processor.cores.core.commitStats0.numInsts"
+    assert dd["simInsts"] == pytest.approx(boot["simInsts"] + dd[core], rel=1e-3)
+    assert dd[core] == pytest.approx(15.7e6, rel=0.01)
+    assert tail["simInsts"] > dd["simInsts"]
+
+
+def test_vectors_and_distributions_become_sub_entries_with_pdf_and_cdf():
+    blocks = parse_stats(SE)
+    assert len(blocks) == 4
+    stats = {s.key: s for s in blocks[1]}
+    busy = [s for s in blocks[1] if s.name.endswith("statFuBusy") and s.sub]
+    assert busy and all(s.cdf is not None and s.pdf is not None for s in busy)
+    assert busy[-1].cdf == pytest.approx(100.0, abs=0.01) or busy[-1].sub == "total"
+    hits = stats["board.cache_hierarchy.l1d-cache-0.demandHits::total"]
+    assert hits.sub == "total" and hits.unit == "Count"
+    assert stats["simSeconds"].unit == "Second"
+    assert stats["hostTickRate"].unit == "Tick/Second"
+
+
+def test_nan_values_are_kept_as_floats():
+    values = [s.value for block in parse_stats(SE) for s in block]
+    assert any(math.isnan(v) for v in values)
+
+
+def test_stats_frame_is_tidy():
+    frame = stats_frame(SE)
+    assert set(frame["block"]) == {0, 1, 2, 3}
+    assert {"key", "name", "sub", "value", "unit"} <= set(frame.columns)
+    sim = frame[frame["key"] == "simInsts"]
+    assert len(sim) == 4 and (sim["value"] > 0).all()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("---------- Begin Simulation Statistics ----------\nsimSeconds 1 # x (Second)\n",
+     "no End line"),
+    ("simSeconds 1 # x\n", "outside any Begin/End block"),
+    ("---------- Begin Simulation Statistics ----------\nsimSeconds one # x\n"
+     "---------- End Simulation Statistics   ----------\n", "value 'one' is not a number"),
+    ("---------- Begin Simulation Statistics ----------\n???\n"
+     "---------- End Simulation Statistics   ----------\n", "not a stat line"),
+    ("---------- End Simulation Statistics   ----------\n", "'End' without 'Begin'"),
+])
+def test_malformed_stats_are_rejected_naming_file_and_line(text, message):
+    with pytest.raises(StatsError, match=message) as error:
+        parse_stats_text(text, "runs/x/stats.txt")
+    assert "runs/x/stats.txt" in str(error.value)
+
+
+def test_a_truncated_real_file_is_never_read_as_data(tmp_path):
+    text = FS.read_text()
+    cut = tmp_path / "stats.txt"
+    cut.write_text(text[: len(text) * 2 // 3])
+    with pytest.raises(StatsError, match="truncated"):
+        parse_stats(cut)

@@ -1,0 +1,103 @@
+"""The guest disks and a whole job under QEMU: policy read back, phases, records, run.json."""
+
+import json
+import subprocess
+
+import pytest
+
+from reclaimstudy import kernel as k
+from reclaimstudy import qemu_backend, runs
+from reclaimstudy.errors import StudyError
+from reclaimstudy.image import build_image
+from reclaimstudy.policies import get_policy
+from reclaimstudy.systems import get_system
+from reclaimstudy.workloads import get_workload
+
+pytestmark = pytest.mark.slow
+
+
+def debugfs(image, command):
+    return subprocess.run(["debugfs", "-R", command, str(image)], capture_output=True,
+                          text=True, check=True).stdout
+
+
+@pytest.fixture(scope="module")
+def tiny_image():
+    return build_image(get_system("ci-tiny"))
+
+
+def test_image_holds_the_runtime_tools_workloads_and_sized_data(tiny_image):
+    listing = debugfs(tiny_image.root, "ls -l /usr/lib/reclaim/bin")
+    assert " m5" in listing and " guestctl" in listing
+    assert "runjob" in debugfs(tiny_image.root, "ls /usr/lib/reclaim")
+    assert "run" in debugfs(tiny_image.root, "ls /usr/lib/reclaim/workloads/smoke")
+    stat = debugfs(tiny_image.root, "stat /usr/share/reclaim/data/smoke/smoke.bin")
+    assert "Size: 67108864" in stat
+    assert "fio" in debugfs(tiny_image.root, "ls /usr/bin")
+    manifest = tiny_image.manifest
+    assert manifest["swap_mib"] == 256 and "fio" in manifest["rootfs_packages"]
+    with open(tiny_image.swap, "rb") as swap:
+        swap.seek(4096 - 10)
+        assert swap.read(10) == b"SWAPSPACE2"
+
+
+def test_an_unchanged_image_is_reused(tiny_image):
+    again = build_image(get_system("ci-tiny"))
+    assert again.directory == tiny_image.directory
+    assert again.manifest["built_at"] == tiny_image.manifest["built_at"]
+
+
+def test_a_missing_kernel_source_names_the_package(monkeypatch, tmp_path):
+    monkeypatch.setattr(k, "SOURCE_TARBALL", tmp_path / "nope.tar.xz")
+    with pytest.raises(StudyError, match="apt-get install linux-source-6.1"):
+        k.build_kernel()
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    workload = get_workload("smoke")
+    spec = runs.RunSpec(study="test-qemu", system=get_system("ci-tiny"),
+                        policy=get_policy("madv-free-off"), workload=workload,
+                        arguments=workload.arguments({"read_mib": 4}), repetition=0,
+                        backend="qemu")
+    results = tmp_path_factory.mktemp("results")
+    record = runs.execute(spec, qemu_backend, results=results, timeout_s=300)
+    return record, results / "test-qemu" / record["run_id"]
+
+
+def test_qemu_run_completes_with_policy_readback_and_phase_vmstat(smoke_run):
+    record, directory = smoke_run
+    assert record["status"] == "ok", record["reason"]
+    events = [json.loads(line) for line in (directory / "events.jsonl").read_text().splitlines()]
+    policy = next(e for e in events if e["event"] == "policy")
+    assert policy["name"] == "madv-free-off"
+    assert policy["readback"]["madv_free"] == 0 and policy["readback"]["use_once"] == 3
+    phases = [e for e in events if e["event"] == "phase"]
+    assert [p["name"] for p in phases] == ["read", "anon"]
+    assert all(p["vmstat"]["pgpgin"] >= 0 and "psi" in p for p in phases)
+    reads = [e for e in events if e.get("kind") == "read"]
+    assert reads[0]["mib"] == 4
+
+
+def test_run_json_records_every_input_with_hashes(smoke_run):
+    record, directory = smoke_run
+    on_disk = json.loads((directory / "run.json").read_text())
+    assert on_disk == record
+    assert record["artefacts"]["kernel"]["key"] and record["artefacts"]["image"]["root_sha256"]
+    assert record["artefacts"]["qemu"]["accel"] in ("kvm", "tcg")
+    assert record["system"]["memory_mib"] == 128
+    assert record["workload"] == {"name": "smoke", "arguments": {"read_mib": 4, "anon_mib": 16}}
+    assert record["policy"]["knobs"]["madv_free"] == 0
+    assert (directory / "job.sh").read_text().count("WORKLOAD='smoke'") + \
+        (directory / "job.sh").read_text().count("WORKLOAD=smoke") == 1
+    assert not list((directory.parent / runs.PARTIAL).glob("*")), "partial left behind"
+
+
+def test_a_run_that_times_out_is_published_as_failed_with_the_reason(tmp_path):
+    workload = get_workload("smoke")
+    spec = runs.RunSpec(study="t", system=get_system("ci-tiny"), policy=get_policy("baseline"),
+                        workload=workload, arguments=workload.arguments(), repetition=7,
+                        backend="qemu")
+    record = runs.execute(spec, qemu_backend, results=tmp_path, timeout_s=1.0)
+    assert record["status"] == "failed" and record["reason"] == "time-out after 1 s"
+    assert (tmp_path / "t" / record["run_id"] / "console.log").is_file()
