@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from reclaimstudy.errors import StudyError
 from reclaimstudy.ext4 import make_ext4
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.locks import exclusive
-from reclaimstudy.paths import DISK_IMAGES, WORKLOADS, cache_dir
+from reclaimstudy.paths import DISK_IMAGES, REPO, WORKLOADS, cache_dir
 from reclaimstudy.progress import console, run_logged
 from reclaimstudy.systems import System
 from reclaimstudy.tomlfile import load
@@ -149,12 +150,32 @@ def write_data_file(path: Path, size: int, label: str) -> None:
             left -= n
 
 
+def generate_data(tree: Path, programs: Path, memory_mib: int, work: Path) -> None:
+    """Run each workload's generate hook: `HOOK OUT MEMORY_MIB`, on the host.
+
+    Hooks may be Python (run with this environment's interpreter and the project on
+    the path) or any program; RECLAIM_PROGRAMS names the just-built guest programs,
+    which are static and so run here too.
+    """
+    env = dict(os.environ, PYTHONPATH=str(REPO), RECLAIM_PROGRAMS=str(programs),
+               PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+    for workload in load_workloads().values():
+        if not workload.generate:
+            continue
+        out = tree / GUEST_DATA.lstrip("/") / workload.name
+        console.print(f"  data {workload.name}: {workload.generate}")
+        run_logged([str(workload.directory / workload.generate), str(out), str(memory_mib)],
+                   cwd=workload.directory, log_path=work / f"generate-{workload.name}.log",
+                   label=f"{workload.name} data", env=env)
+
+
 def image_inputs(system: System) -> dict:
     _, rootfs = rootfs_tarball()
     return {
         "rootfs_key": rootfs["key"],
         "guest_runtime_sha256": tree_sha256(GUEST_RUNTIME),
         "workloads_sha256": tree_sha256(WORKLOADS, skip={"build"}),
+        "memory_mib": system.memory_mib,  # the workloads' generate hooks size data by it
         "data_files": data_files(system.memory_mib),
         "swap_mib": system.swap_mib,
         "recipe": IMAGE_RECIPE,
@@ -209,6 +230,7 @@ def _assemble(system: System, tarball: Path, rootfs: dict, inputs: dict, key: st
                cwd=WORKLOADS, log_path=work / "workloads.log", label="guest programs")
     shutil.copy2(GUEST_RUNTIME / "init", tree / "init")
     shutil.copy2(GUEST_RUNTIME / "runjob", reclaim / "runjob")
+    generate_data(tree, reclaim / "workloads", system.memory_mib, work)
     for spec in inputs["data_files"]:
         target = tree / GUEST_DATA.lstrip("/") / spec["workload"] / spec["name"]
         console.print(f"  data {spec['workload']}/{spec['name']}: {spec['bytes'] >> 20} MiB")

@@ -70,6 +70,7 @@ class Workload:
     data: tuple
     sources: tuple
     phases: tuple
+    generate: str | None = None  # host program run at image build: GENERATE OUT MEMORY_MIB
 
     def arguments(self, values: dict | None = None, where: str = "") -> dict:
         """Every parameter's value: the defaults, overridden by `values` (checked)."""
@@ -106,15 +107,18 @@ def parse_workload(directory: Path) -> Workload:
     path = directory / "meta.toml"
     table = load(path)
     where = str(path)
-    check_keys(where, table, {"description", "seed", "parameters", "data", "sources", "phases"},
-               {"description", "phases"})
+    check_keys(where, table, {"description", "seed", "parameters", "data", "sources", "phases",
+                              "generate"}, {"description", "phases"})
+    if "generate" in table and not (directory / table["generate"]).is_file():
+        raise StudyError(f"{where}: generate = {table['generate']!r} is not a file in {directory}")
     if not (directory / "run").is_file():
         raise StudyError(f"{directory}: a workload needs an executable driver named 'run'")
     parameters = {name: _parameter(name, spec, f"{where} [parameters.{name}]")
                   for name, spec in table.get("parameters", {}).items()}
     data = tuple(_data_file(spec, f"{where} [[data]]") for spec in table.get("data", []))
     return Workload(directory.name, table["description"], table.get("seed"), directory,
-                    parameters, data, tuple(table.get("sources", [])), tuple(table["phases"]))
+                    parameters, data, tuple(table.get("sources", [])), tuple(table["phases"]),
+                    table.get("generate"))
 
 
 def workload_dirs(root: Path = WORKLOADS) -> list[Path]:

@@ -1,0 +1,181 @@
+/* A generated "application" for the desktop-launch and hot-stream workloads.
+ *
+ * window mode: at launch, run every page of its text, map and read its data file,
+ * allocate and dirty its heap, then say ready; on each switch command touch its hot
+ * code, data and heap (a window brought to the front) and say done.
+ *   stdin: commands ('S' switch, 'Q' quit); fd 3: replies ('R' ready, 'D' done).
+ * interactive mode: wake every --period-us, touch the hot set, and keep wake-up
+ * latencies; on 'P' print a record of the phase just ended (latency percentiles
+ * and its own major faults), on 'Q' print one and exit. */
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "wl.h"
+
+#define NAME "app"
+#define MAX_WAKES 100000
+
+extern const char app_pages[];
+extern const uint64_t app_npages;
+
+static struct wl_opt opts[] = {
+	{"mode", WL_STR, "window", 0, 0, "window or interactive"},
+	{"id", WL_INT, "0", 0, 1000, "the application's number, for records"},
+	{"data", WL_STR, "", 0, 0, "its data file (mapped read-only)"},
+	{"heap-mib", WL_INT, "4", 0, 1 << 16, "anonymous heap, MiB"},
+	{"hot-percent", WL_INT, "25", 1, 100, "percent of code, data and heap pages touched per switch or wake-up"},
+	{"period-us", WL_INT, "5000", 100, 10000000, "interactive: wake-up period"},
+	{"seed", WL_INT, "1", 0, 1LL << 40, "chooses the hot pages"},
+	{NULL},
+};
+
+struct app {
+	const char *data;
+	size_t data_len;
+	char *heap;
+	size_t heap_len;
+	int hot_percent;
+	uint64_t seed;
+	uint64_t sum;
+};
+
+static int hot(const struct app *a, size_t page, uint64_t region)
+{
+	uint64_t s = a->seed ^ (region << 32) ^ page;
+	return (int)(wl_rand(&s) % 100) < a->hot_percent;
+}
+
+static void run_code(struct app *a, int all)
+{
+	for (uint64_t p = 0; p < app_npages; p++)
+		if (all || hot(a, p, 1))
+			((void (*)(void))(app_pages + p * PAGE))();
+}
+
+static void touch(struct app *a, int all)
+{
+	run_code(a, all);
+	for (size_t off = 0; off < a->data_len; off += PAGE)
+		if (all || hot(a, off / PAGE, 2))
+			a->sum += *(const volatile uint64_t *)(a->data + off);
+	for (size_t off = 0; off < a->heap_len; off += PAGE)
+		if (all || hot(a, off / PAGE, 3))
+			*(volatile uint64_t *)(a->heap + off) += 1;
+}
+
+static void reply(char c)
+{
+	if (write(3, &c, 1) != 1)
+		exit(1);
+}
+
+static long long majflt(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_majflt;
+}
+
+static int cmp(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+static void phase_record(int id, double *lat, long n, long long faults, const char *why)
+{
+	struct guest_record r;
+	qsort(lat, n, sizeof(*lat), cmp);
+	guest_record_begin(&r, "hot-stream", "interactive");
+	guest_record_int(&r, "app", id);
+	guest_record_str(&r, "ended_by", why);
+	guest_record_int(&r, "wakeups", n);
+	guest_record_int(&r, "majflt", faults);
+	if (n) {
+		guest_record_num(&r, "latency_p50_s", lat[n / 2]);
+		guest_record_num(&r, "latency_p95_s", lat[n * 95 / 100]);
+		guest_record_num(&r, "latency_max_s", lat[n - 1]);
+	}
+	guest_record_end(&r);
+}
+
+static void interactive(struct app *a, int id, double period)
+{
+	static double lat[MAX_WAKES];
+	long n = 0;
+	long long faults0 = majflt();
+	double next = guest_now() + period;
+	for (;;) {
+		double wait = next - guest_now();
+		struct pollfd pfd = {.fd = 0, .events = POLLIN};
+		if (poll(&pfd, 1, wait > 0 ? (int)(wait * 1000) : 0) > 0) {
+			char c;
+			if (read(0, &c, 1) != 1 || c == 'Q') {
+				phase_record(id, lat, n, majflt() - faults0, "quit");
+				return;
+			}
+			if (c == 'P') {
+				phase_record(id, lat, n, majflt() - faults0, "phase");
+				n = 0;
+				faults0 = majflt();
+				reply('D');
+			}
+			continue;
+		}
+		double woke = guest_now();
+		if (woke < next)
+			continue;
+		touch(a, 0);
+		if (n < MAX_WAKES)
+			lat[n++] = guest_now() - next;  /* from the intended wake-up to work done */
+		next = woke + period;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	wl_parse(NAME, opts, argc, argv);
+	struct app a = {.hot_percent = wl_int(opts, "hot-percent"), .seed = wl_int(opts, "seed")};
+	const char *data = wl_str(opts, "data");
+	if (*data) {
+		int fd = open(data, O_RDONLY);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) != 0)
+			guest_fail(NAME, 2, "cannot open the data file '%s'", data);
+		a.data_len = st.st_size / PAGE * PAGE;
+		a.data = a.data_len ? mmap(NULL, a.data_len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+		if (a.data == MAP_FAILED)
+			guest_fail(NAME, 1, "cannot map '%s'", data);
+		close(fd);
+	}
+	a.heap_len = wl_int(opts, "heap-mib") * MIB;
+	if (a.heap_len) {
+		a.heap = mmap(NULL, a.heap_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (a.heap == MAP_FAILED)
+			guest_fail(NAME, 1, "cannot map a %zu MiB heap", a.heap_len / MIB);
+	}
+	touch(&a, 1);  /* launch: all of the code, data and heap */
+	if (!strcmp(wl_str(opts, "mode"), "interactive")) {
+		reply('R');
+		interactive(&a, wl_int(opts, "id"), wl_int(opts, "period-us") / 1e6);
+		return 0;
+	}
+	if (strcmp(wl_str(opts, "mode"), "window"))
+		guest_fail(NAME, 2, "bad --mode=%s: allowed window, interactive", wl_str(opts, "mode"));
+	reply('R');
+	char c;
+	while (read(0, &c, 1) == 1 && c != 'Q') {
+		if (c == 'S') {
+			touch(&a, 0);
+			reply('D');
+		}
+	}
+	return (int)(a.sum & 0);
+}
