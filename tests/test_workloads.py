@@ -1,0 +1,149 @@
+"""Every workload: builds, runs natively with tiny sizes into records its parser reads,
+rejects bad parameters, and completes its default run under QEMU on a tiny system."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from analysis.records import workload_metrics
+from reclaimstudy import qemu_backend, runs
+from reclaimstudy.console import parse_console
+from reclaimstudy.image import write_data_file
+from reclaimstudy.paths import REPO, WORKLOADS
+from reclaimstudy.policies import get_policy
+from reclaimstudy.systems import get_system
+from reclaimstudy.workloads import get_workload, load_workloads
+
+SEED_WORKLOADS = ["thrash", "mmap-seq", "desktop-launch", "hot-stream", "lazyfree", "make-grep"]
+
+
+@pytest.fixture(scope="module")
+def programs(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("programs")
+    subprocess.run(["make", "-s", "-C", str(WORKLOADS), f"OUT={out}"], check=True)
+    return out / "workloads"
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory, programs) -> Path:
+    """Tiny data for native runs: files, and the generate hooks run for 32 MiB of memory."""
+    root = tmp_path_factory.mktemp("data")
+    write_data_file(root / "file.bin", 8 << 20, "test/file")
+    env = dict(os.environ, PYTHONPATH=str(REPO), RECLAIM_PROGRAMS=str(programs),
+               PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    for name in ("desktop-launch", "hot-stream", "make-grep"):
+        hook = WORKLOADS / name / get_workload(name).generate
+        subprocess.run([str(hook), str(root / name), "32"], check=True, env=env)
+    write_data_file(root / "hot-stream" / "stream.bin", 4 << 20, "test/stream")
+    return root
+
+
+def native(programs, name, *args, program=None):
+    exe = programs / name / (program or name)
+    env = dict(os.environ, RECLAIM_BACKEND="native")
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def tiny_args(name, data, tmp_path):
+    return {
+        "thrash": ["--anon-mib=8", f"--file={data}/file.bin", "--rounds=3"],
+        "mmap-seq": [f"--file={data}/file.bin", "--passes=2"],
+        "desktop-launch": [f"--app-dir={data}/desktop-launch", "--apps=4", "--heap-mib=1"],
+        "hot-stream": [f"--file={data}/hot-stream/stream.bin", f"--app={data}/hot-stream/interactive",
+                       f"--app-data={data}/hot-stream/interactive.dat", "--begin-ms=20",
+                       "--restore-ms=20"],
+        "lazyfree": ["--threads=1,2", "--records=20", "--chunks=8", "--chunk-kib=64"],
+        "make-grep": [f"--data-dir={data}/make-grep", f"--out-dir={tmp_path}/objs",
+                      "--make-passes=1"],
+    }[name]
+
+
+def test_every_seed_has_a_workload_with_a_parser():
+    workloads = load_workloads()
+    seeds = {w.seed for w in workloads.values()}
+    assert {"000a", "000b", "001", "002", "003", "004"} <= seeds
+    for name in SEED_WORKLOADS:
+        assert (WORKLOADS / name / "parse.py").is_file()
+
+
+@pytest.mark.parametrize("name", SEED_WORKLOADS)
+def test_native_tiny_run_gives_records_its_parser_reads(programs, data, tmp_path, name):
+    result = native(programs, name, *tiny_args(name, data, tmp_path))
+    assert result.returncode == 0, result.stderr
+    console = parse_console(result.stdout + '@@reclaim {"event":"job_end","status":0}\n')
+    assert console.status == "ok" and console.garbled == []
+    assert console.phases, "no phase marks"
+    metrics = workload_metrics(name, console.events)
+    assert metrics and all(m.value == m.value for m in metrics)  # no NaN
+
+
+def test_thrash_reports_each_round(programs, data, tmp_path):
+    out = native(programs, "thrash", *tiny_args("thrash", data, tmp_path)).stdout
+    rounds = [m for m in workload_metrics("thrash", parse_console(out).events) if m.metric == "round_s"]
+    assert [m.index for m in rounds] == [0, 1, 2]
+
+
+def test_lazyfree_madv_free_beats_dontneed_without_pressure(programs):
+    rates = {}
+    for mode in ("free", "dontneed"):
+        out = native(programs, "lazyfree", "--threads=1", "--records=200", "--chunks=8",
+                     f"--free={mode}").stdout
+        rates[mode] = next(m.value for m in workload_metrics("lazyfree", parse_console(out).events)
+                           if m.metric == "records_per_s")
+    # Reusing a MADV_FREE'd buffer touches mapped pages; after MADV_DONTNEED every page faults.
+    assert rates["free"] > 1.5 * rates["dontneed"], rates
+
+
+def test_desktop_launch_progress_is_cumulative(programs, data, tmp_path):
+    out = native(programs, "desktop-launch", *tiny_args("desktop-launch", data, tmp_path)).stdout
+    cumulative = [m.value for m in workload_metrics("desktop-launch", parse_console(out).events)
+                  if m.metric == "cumulative_s"]
+    assert len(cumulative) == 4 and cumulative == sorted(cumulative)
+
+
+@pytest.mark.parametrize("name, args, message", [
+    ("thrash", ["--rounds=0"], "bad --rounds=0: allowed an integer from 1 to 1000"),
+    ("thrash", ["--colour=red"], "unknown argument '--colour=red'"),
+    ("thrash", ["--file=/no/such/file"], "cannot open the file '/no/such/file'"),
+    ("mmap-seq", ["--passes=0"], "bad --passes=0"),
+    ("mmap-seq", ["--file=/no/such/file"], "cannot use the file"),
+    ("desktop-launch", ["--app-dir=/nowhere"], "no applications"),
+    ("desktop-launch", ["--footprint-fraction=0"], "bad --footprint-fraction=0"),
+    ("hot-stream", ["--chunk-pages=0"], "bad --chunk-pages=0"),
+    ("hot-stream", ["--file=/no/such/file"], "cannot open the file"),
+    ("lazyfree", ["--threads=0"], "bad --threads=0"),
+    ("lazyfree", ["--allocator=tcmalloc"], "bad --allocator=tcmalloc: allowed arena, malloc"),
+    ("lazyfree", ["--free=later"], "bad --free=later"),
+    ("make-grep", ["--data-dir=/nowhere"], "no src/ and scan/ trees"),
+    ("make-grep", ["--make-passes=0"], "bad --make-passes=0"),
+])
+def test_bad_parameters_exit_non_zero_with_an_error_record(programs, name, args, message):
+    result = native(programs, name, *args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    console = parse_console(result.stdout)
+    assert console.status == "failed" and message in console.reason
+
+
+def test_thrash_refuses_a_file_size_the_file_does_not_have(programs, data):
+    result = native(programs, "thrash", "--anon-mib=1", f"--file={data}/file.bin", "--file-mib=64")
+    assert result.returncode == 2 and "larger than the file" in result.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SEED_WORKLOADS)
+def test_default_run_completes_under_qemu_on_a_tiny_system(tmp_path, name):
+    workload = get_workload(name)
+    spec = runs.RunSpec(study="wl", system=get_system("ci-tiny"), policy=get_policy("baseline"),
+                        workload=workload, arguments=workload.arguments(), repetition=0,
+                        backend="qemu")
+    record = runs.execute(spec, qemu_backend, results=tmp_path, timeout_s=600)
+    assert record["status"] == "ok", record["reason"]
+    from analysis.records import read_events
+    events = read_events(tmp_path / "wl" / record["run_id"])
+    names = [e["name"] for e in events if e["event"] == "phase"]
+    assert names == list(workload.phases)
+    assert workload_metrics(name, events)

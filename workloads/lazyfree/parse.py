@@ -1,0 +1,20 @@
+"""lazyfree (seed 002): records per second per allocator and thread count."""
+
+from analysis.records import Metric, with_phases
+
+
+def metrics(events):
+    out = []
+    for r in with_phases(events):
+        if r["kind"] != "result":
+            continue
+        phase = r["phase"]
+        out += [
+            Metric("records_per_s", r["records_per_s"], "records/s", better="higher", phase=phase,
+                   index=r["threads"]),
+            Metric("pglazyfree", r["d_pglazyfree"], "pages", better="higher", phase=phase,
+                   index=r["threads"]),
+            Metric("pglazyfreed", r["d_pglazyfreed"], "pages", phase=phase, index=r["threads"]),
+            Metric("pgfault", r["d_pgfault"], "faults", phase=phase, index=r["threads"]),
+        ]
+    return out

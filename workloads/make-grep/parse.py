@@ -1,0 +1,19 @@
+"""make-grep (seed 003): each job's elapsed time and major faults; refaults of the run."""
+
+from analysis.records import Metric, with_phases
+
+
+def metrics(events):
+    out = []
+    for r in with_phases(events):
+        if r["kind"] in ("make", "grep"):
+            out.append(Metric(f"{r['kind']}_s", r["seconds"], "s", phase=r["phase"]))
+            out.append(Metric(f"{r['kind']}_majflt", r["majflt"], "faults", phase=r["phase"]))
+        elif r["kind"] == "summary":
+            out += [
+                Metric("run_s", r["seconds"], "s", phase=r["phase"]),
+                Metric("pgmajfault", r["d_pgmajfault"], "faults", phase=r["phase"]),
+                Metric("refault_file", r["d_refault_file"], "pages", phase=r["phase"]),
+                Metric("pgactivate", r["d_pgactivate"], "pages", phase=r["phase"]),
+            ]
+    return out
