@@ -1,6 +1,7 @@
 """One entry point, one subcommand per step of a study: kernel, image, run, sweep, ..."""
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -69,6 +70,29 @@ def cmd_run(args) -> int:
     return 1
 
 
+def cmd_sweep(args) -> int:
+    from reclaimstudy.studies import load_study
+    from reclaimstudy.sweep import run_sweep
+
+    study = load_study(args.study)
+    backend = resolve_backend(args.backend)
+    result = run_sweep(study, backend, args.results, jobs=args.jobs, timeout_s=args.timeout)
+    console.print(f"sweep {study.name}: {result.planned} runs, {result.skipped} already done, "
+                  f"{result.done} run now, {len(result.failed)} failed")
+    return 0 if result.ok else 1
+
+
+def resolve_backend(name: str) -> str:
+    """'auto' means gem5 when GEM5 is set, else QEMU (saying what that gives up)."""
+    if name != "auto":
+        return name
+    if os.environ.get("GEM5"):
+        return "gem5"
+    console.print("GEM5 is not set: running on QEMU, which checks function only. Set GEM5 to an "
+                  "X86 gem5 v24.0 binary for the study's hardware timing.")
+    return "qemu"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="study", description="gem5 full-system study of Linux page-reclaim policies")
@@ -96,6 +120,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
     p.add_argument("--timeout", type=float, help="seconds before the run is killed and marked failed")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("sweep", help="run every point of a study, in parallel and resumably")
+    p.add_argument("study", help="study name (configs/studies/NAME.toml) or a path to one")
+    p.add_argument("--backend", default="auto", help="gem5, qemu, or auto (gem5 when GEM5 is set)")
+    p.add_argument("--jobs", "-j", type=int, help="runs at once (default: cores, as memory allows)")
+    p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
+    p.add_argument("--timeout", type=float, help="seconds before a run is killed and marked failed")
+    p.set_defaults(func=cmd_sweep)
     return parser
 
 

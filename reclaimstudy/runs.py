@@ -55,7 +55,7 @@ def run_id(spec: RunSpec, artefacts: dict) -> str:
     """Readable prefix + hash of the spec and of the kernel, image and simulator it runs on."""
     digest = json_sha256({"schema": RUN_SCHEMA, "spec": spec.identity(), "artefacts": artefacts})
     return (f"{spec.workload.name}-{spec.policy.name}-{spec.system.name}-r{spec.repetition}-"
-            f"{digest[:10]}")
+            f"{spec.backend}-{digest[:10]}")
 
 
 def job_text(spec: RunSpec, identifier: str) -> str:
@@ -114,15 +114,16 @@ def host_info() -> dict:
             "python": platform.python_version()}
 
 
-def execute(spec: RunSpec, backend, results: Path = RESULTS, **options) -> dict:
+def execute(spec: RunSpec, backend, results: Path = RESULTS, artefacts: dict | None = None,
+            **options) -> dict:
     """Run one point on `backend` (qemu or gem5 module object) and publish its directory.
 
-    `options` go to the backend's run() (e.g. timeout_s).
-
-    Returns run.json's contents. A failed run is published too, with its logs and
-    reason; only StudyError (bad input, missing tools) stops before that.
+    `artefacts` are what backend.prepare(spec) returned (prepared here when not given);
+    `options` go to the backend's run() (e.g. timeout_s). Returns run.json's contents.
+    A failed run is published too, with its logs and reason; only StudyError (bad
+    input, missing tools) stops before that.
     """
-    artefacts = backend.prepare(spec)
+    artefacts = artefacts or backend.prepare(spec)
     identifier = run_id(spec, artefacts["identity"])
     directory = RunDirectory(study_dir(spec.study, results), identifier)
     job = directory.path / "job.sh"

@@ -1,0 +1,123 @@
+"""Studies (configs/studies/*.toml): experiments x policies x systems x repetitions, as data."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from reclaimstudy.errors import StudyError
+from reclaimstudy.paths import CONFIGS
+from reclaimstudy.policies import get_policy, load_policies
+from reclaimstudy.runs import RunSpec
+from reclaimstudy.systems import get_system, system_names
+from reclaimstudy.tomlfile import check_keys, load
+from reclaimstudy.workloads import get_workload, workload_dirs
+
+STUDIES_DIR = CONFIGS / "studies"
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    workload: str
+    seed: str | None
+    policies: tuple[str, ...]
+    systems: tuple[str, ...]
+    params: dict
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    description: str
+    baseline: str
+    repetitions: int
+    experiments: tuple[Experiment, ...]
+    path: Path
+
+    def runs(self, backend: str) -> list[tuple[Experiment, RunSpec]]:
+        """Every run of the study, experiment by experiment. Repetitions vary the
+        workload's `seed` parameter where it has one (see `varied`)."""
+        out = []
+        for experiment in self.experiments:
+            workload = get_workload(experiment.workload)
+            for system in experiment.systems:
+                for policy in experiment.policies:
+                    for repetition in range(self.repetitions):
+                        values = dict(experiment.params)
+                        if "seed" in workload.parameters and "seed" not in experiment.params:
+                            values["seed"] = workload.parameters["seed"].default + repetition
+                        where = f"{self.path} experiment '{experiment.name}'"
+                        out.append((experiment, RunSpec(
+                            study=self.name, system=get_system(system), policy=get_policy(policy),
+                            workload=workload, arguments=workload.arguments(values, where),
+                            repetition=repetition, backend=backend)))
+        return out
+
+    def varied(self, experiment: Experiment) -> str:
+        """What differs between repetitions of an experiment, for the report."""
+        workload = get_workload(experiment.workload)
+        if self.repetitions < 2:
+            return "nothing: one repetition"
+        if "seed" in workload.parameters and "seed" not in experiment.params:
+            return "the workload's random seed"
+        return "nothing in the inputs (under gem5 the repetitions are identical)"
+
+
+def _names(where: str, key: str, value, allowed: list[str]) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise StudyError(f"{where}: {key} must be a non-empty list of names")
+    for name in value:
+        if name not in allowed:
+            raise StudyError(f"{where}: unknown {key[:-1]} '{name}'; allowed: {', '.join(allowed)}")
+    return tuple(value)
+
+
+def parse_study(name: str, table: dict, path: Path) -> Study:
+    where = str(path)
+    check_keys(where, table, {"description", "baseline", "repetitions", "systems", "policies",
+                              "experiment"}, {"description", "baseline", "experiment"})
+    policies, systems = list(load_policies()), system_names()
+    workloads = [d.name for d in workload_dirs()]
+    baseline = table["baseline"]
+    if baseline not in policies:
+        raise StudyError(f"{where}: baseline '{baseline}' is not a policy; allowed: {', '.join(policies)}")
+    repetitions = table.get("repetitions", 1)
+    if not isinstance(repetitions, int) or not 1 <= repetitions <= 100:
+        raise StudyError(f"{where}: repetitions = {repetitions!r}; allowed: integers 1..100")
+    default_systems = table.get("systems")
+    default_policies = table.get("policies")
+    experiments, seen = [], set()
+    for index, spec in enumerate(table["experiment"]):
+        at = f"{where} [[experiment]] #{index + 1}"
+        check_keys(at, spec, {"name", "workload", "seed", "policies", "systems", "params"},
+                   {"name", "workload"})
+        if spec["name"] in seen:
+            raise StudyError(f"{at}: experiment name '{spec['name']}' is used twice")
+        seen.add(spec["name"])
+        if spec["workload"] not in workloads:
+            raise StudyError(f"{at}: unknown workload '{spec['workload']}'; allowed: {', '.join(workloads)}")
+        exp_policies = _names(at, "policies", spec.get("policies", default_policies), policies)
+        if baseline not in exp_policies:
+            raise StudyError(f"{at}: the baseline policy '{baseline}' is missing from its policies "
+                             f"{', '.join(exp_policies)}; every comparison needs it")
+        exp_systems = _names(at, "systems", spec.get("systems", default_systems), systems)
+        params = spec.get("params", {})
+        get_workload(spec["workload"]).arguments(params, at)  # checked now, not mid-sweep
+        experiments.append(Experiment(spec["name"], spec["workload"], spec.get("seed"),
+                                      exp_policies, exp_systems, params))
+    if not experiments:
+        raise StudyError(f"{where}: no [[experiment]]")
+    return Study(name, table["description"], baseline, repetitions, tuple(experiments), path)
+
+
+def study_names() -> list[str]:
+    return sorted(p.stem for p in STUDIES_DIR.glob("*.toml"))
+
+
+def load_study(name_or_path: str) -> Study:
+    path = Path(name_or_path)
+    if not path.suffix:
+        path = STUDIES_DIR / f"{name_or_path}.toml"
+    if not path.is_file():
+        raise StudyError(f"unknown study '{name_or_path}'; allowed: {', '.join(study_names())} "
+                         f"(or a path to a study .toml file)")
+    return parse_study(path.stem, load(path), path)

@@ -1,0 +1,140 @@
+"""Run a whole study: every point, in parallel up to the machine, resumably.
+
+A sweep can be killed at any moment and started again: a run counts as done only
+once its directory is published with run.json (runs.RunDirectory), so completed
+runs are skipped, failed ones are redone, and half-written ones (left in the study's
+.partial folder) are thrown away.
+"""
+
+import os
+import shutil
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reclaimstudy import runs
+from reclaimstudy.backends import get_backend
+from reclaimstudy.errors import StudyError
+from reclaimstudy.progress import console
+from reclaimstudy.studies import Study
+
+# Host memory one simulation takes beyond its guest's memory (measured: gem5 peaks at
+# ~440 MB booting 256 MiB; QEMU TCG at ~100 MB above the guest).
+OVERHEAD_MIB = {"qemu": 256, "gem5": 768}
+
+
+@dataclass
+class SweepResult:
+    planned: int = 0
+    skipped: int = 0
+    done: int = 0
+    failed: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+def available_memory_mib() -> int:
+    with open("/proc/meminfo") as meminfo:
+        for line in meminfo:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) // 1024
+    return 0
+
+
+def parallelism(backend: str, memory_mib: int, requested: int | None) -> int:
+    """Runs at once: the cores, and no more simulations than fit in free memory."""
+    if requested is not None and requested < 1:
+        raise StudyError(f"--jobs={requested}: allowed a whole number >= 1")
+    cores = os.cpu_count() or 1
+    fit = max(1, available_memory_mib() // (memory_mib + OVERHEAD_MIB[backend]))
+    return min(requested or cores, fit)
+
+
+def clean_partials(study_path: Path) -> int:
+    """Throw away half-written runs of sweeps that are no longer running."""
+    partial = study_path / runs.PARTIAL
+    removed = 0
+    for entry in partial.glob("*") if partial.is_dir() else []:
+        pid = entry.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and _alive(int(pid)):
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return pid != os.getpid()
+    except OSError:
+        return False
+
+
+def _eta(started: float, finished: int, left: int, jobs: int) -> str:
+    if not finished:
+        return "?"
+    seconds = (time.monotonic() - started) / finished * left / max(1, min(jobs, left or 1))
+    return f"~{seconds:.0f} s"
+
+
+def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None = None,
+              timeout_s: float | None = None) -> SweepResult:
+    backend = get_backend(backend_name)
+    plan = study.runs(backend_name)
+    study_path = runs.study_dir(study.name, results)
+    runs.require_results_writable(study_path)
+    removed = clean_partials(study_path)
+    if removed:
+        console.print(f"sweep: threw away {removed} half-written run(s) of an interrupted sweep")
+
+    # Build (or reuse) kernel, images and checkpoints once per system, before any run.
+    prepared = {}
+    for _, spec in plan:
+        if spec.system.name not in prepared:
+            prepared[spec.system.name] = backend.prepare(spec)
+    todo, result = [], SweepResult(planned=len(plan))
+    for _, spec in plan:
+        identifier = runs.run_id(spec, prepared[spec.system.name]["identity"])
+        record = runs.complete_run(study_path / identifier)
+        if record and record.get("status") == "ok":
+            result.skipped += 1
+        else:
+            todo.append(spec)
+    memory = max((spec.system.memory_mib for spec in todo), default=0)
+    jobs = parallelism(backend_name, memory, jobs)
+    console.print(f"sweep {study.name} on {backend_name}: {len(plan)} runs, {result.skipped} "
+                  f"already done, {len(todo)} to run, {jobs} at a time")
+    if backend_name == "qemu":
+        console.print("sweep: QEMU runs check function, not timing; the gem5 backend (GEM5=...) "
+                      "gives the hardware timing")
+    options = {"timeout_s": timeout_s} if timeout_s else {}
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        pending = {pool.submit(runs.execute, spec, backend, results,
+                               prepared[spec.system.name], **options): spec for spec in todo}
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                spec = pending.pop(future)
+                try:
+                    record = future.result()
+                    status, reason = record["status"], record["reason"]
+                except StudyError as error:
+                    status, reason = "failed", str(error)
+                    record = {"run_id": spec.label()}
+                result.done += 1
+                if status != "ok":
+                    result.failed.append((spec.label(), reason))
+                left = len(todo) - result.done
+                console.print(
+                    f"[{result.done}/{len(todo)} run, {len(result.failed)} failed, {left} left, "
+                    f"{time.monotonic() - started:.0f} s, {_eta(started, result.done, left, jobs)}"
+                    f" to go] {spec.label()}: {status}" + (f" ({reason})" if reason else ""),
+                    highlight=False)
+    for label, reason in result.failed:
+        console.print(f"failed: {label}: {reason}", highlight=False)
+    return result
