@@ -41,6 +41,7 @@ class RunSpec:
     arguments: dict
     repetition: int
     backend: str
+    experiment: str = ""  # the study's name for this point; a label, not an input
 
     def identity(self) -> dict:
         return {"system": self.system.identity(), "policy": self.policy.identity(),
@@ -149,6 +150,7 @@ def execute(spec: RunSpec, backend, results: Path = RESULTS, artefacts: dict | N
         "system_name": spec.system.name,
         "policy_name": spec.policy.name,
         "workload_name": spec.workload.name,
+        "experiment": spec.experiment or spec.workload.name,
         **spec.identity(),
         "artefacts": artefacts["record"],
         "backend_info": outcome.get("info", {}),

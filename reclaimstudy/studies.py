@@ -49,7 +49,8 @@ class Study:
                         out.append((experiment, RunSpec(
                             study=self.name, system=get_system(system), policy=get_policy(policy),
                             workload=workload, arguments=workload.arguments(values, where),
-                            repetition=repetition, backend=backend)))
+                            repetition=repetition, backend=backend,
+                            experiment=experiment.name)))
         return out
 
     def varied(self, experiment: Experiment) -> str:

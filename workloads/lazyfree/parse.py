@@ -10,11 +10,9 @@ def metrics(events):
             continue
         phase = r["phase"]
         out += [
-            Metric("records_per_s", r["records_per_s"], "records/s", better="higher", phase=phase,
-                   index=r["threads"]),
-            Metric("pglazyfree", r["d_pglazyfree"], "pages", better="higher", phase=phase,
-                   index=r["threads"]),
-            Metric("pglazyfreed", r["d_pglazyfreed"], "pages", phase=phase, index=r["threads"]),
-            Metric("pgfault", r["d_pgfault"], "faults", phase=phase, index=r["threads"]),
+            Metric("records_per_s", r["records_per_s"], "records/s", better="higher", phase=phase),
+            Metric("pglazyfree", r["d_pglazyfree"], "pages", better="higher", phase=phase),
+            Metric("pglazyfreed", r["d_pglazyfreed"], "pages", phase=phase),
+            Metric("pgfault", r["d_pgfault"], "faults", phase=phase),
         ]
     return out

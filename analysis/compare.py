@@ -1,0 +1,117 @@
+"""Compare policies, mmtests-style: one column per policy, the baseline first.
+
+Each cell: the mean over repetitions (arithmetic for times and counts, harmonic for
+rates), the standard deviation, the change against the baseline, and a mark where
+Welch's t-test finds the difference significant (p < ALPHA). Sections: the
+workload's own numbers, the guest's vmstat, gem5's hardware statistics.
+"""
+
+import math
+import warnings
+from statistics import harmonic_mean, mean, stdev
+
+import pandas as pd
+from scipy import stats
+
+from reclaimstudy.errors import StudyError
+
+ALPHA = 0.05
+SECTIONS = ("workload", "vmstat", "gem5")
+GROUP = ["experiment", "backend", "system", "source", "phase", "metric", "unit", "better"]
+
+
+def is_rate(unit: str) -> bool:
+    return "/s" in (unit or "")
+
+
+def summarize(values: list[float], rate: bool) -> tuple[float, float]:
+    """(mean, standard deviation): harmonic mean for rates, arithmetic otherwise."""
+    if not values:
+        return math.nan, math.nan
+    if rate and all(v > 0 for v in values):
+        centre = harmonic_mean(values)
+    else:
+        centre = mean(values)
+    return centre, stdev(values) if len(values) > 1 else math.nan
+
+
+def welch_p(a: list[float], b: list[float]) -> float:
+    """Two-sided p of Welch's t-test; nan when it cannot be computed (n < 2, no spread)."""
+    if len(a) < 2 or len(b) < 2:
+        return math.nan
+    if stdev(a) == 0 and stdev(b) == 0:
+        return math.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # near-identical samples: p is still right
+        return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+
+
+def compare(table: pd.DataFrame, baseline: str, sections=SECTIONS) -> pd.DataFrame:
+    """One row per (experiment, system, metric, phase, policy) with its statistics."""
+    ok = table[(table["status"] == "ok") & table["source"].isin(sections) & table["index"].isna()]
+    if ok.empty:
+        return pd.DataFrame()
+    if baseline not in set(ok["policy"]):
+        raise StudyError(f"no completed run of the baseline policy '{baseline}' to compare against "
+                         f"(policies with runs: {', '.join(sorted(set(ok['policy'])))})")
+    rows = []
+    keys = ok.fillna({"phase": ""}).groupby(GROUP, dropna=False, sort=False)
+    for key, group in keys:
+        info = dict(zip(GROUP, key))
+        by_policy = {p: list(g["value"]) for p, g in group.groupby("policy", sort=False)}
+        if baseline not in by_policy or not any(any(v) for v in by_policy.values()):
+            continue  # no baseline to compare with, or all zero: nothing to say
+        rate = is_rate(info["unit"])
+        base_mean, _ = summarize(by_policy[baseline], rate)
+        for policy, values in by_policy.items():
+            centre, spread = summarize(values, rate)
+            change = (centre - base_mean) / base_mean * 100 if base_mean else math.nan
+            p = math.nan if policy == baseline else welch_p(values, by_policy[baseline])
+            rows.append({**info, "policy": policy, "n": len(values), "mean": centre,
+                         "std": spread, "change_pct": change, "p_value": p,
+                         "significant": bool(p == p and p < ALPHA)})
+    return pd.DataFrame(rows)
+
+
+def policy_order(policies, baseline: str) -> list[str]:
+    others = [p for p in dict.fromkeys(policies) if p != baseline]
+    return [baseline] + others
+
+
+def _cell(row, baseline_row: bool) -> str:
+    if row is None:
+        return "-"
+    value = f"{row['mean']:.4g}"
+    if row["std"] == row["std"]:
+        value += f" ±{row['std']:.2g}"
+    if not baseline_row and row["change_pct"] == row["change_pct"]:
+        value += f" ({row['change_pct']:+.1f}%)"
+        if row["significant"]:
+            value += "*"
+    return value
+
+
+def format_text(comparison: pd.DataFrame, baseline: str) -> str:
+    """The comparison as fixed-width text, one block per experiment and system."""
+    if comparison.empty:
+        return "no completed runs to compare\n"
+    lines = []
+    for (experiment, backend, system), block in comparison.groupby(
+            ["experiment", "backend", "system"], sort=False):
+        policies = policy_order(block["policy"], baseline)
+        width = max(28, *(len(p) + 2 for p in policies))
+        lines.append(f"{experiment} on {system} [{backend}]   (mean ±sd (change vs {baseline}), "
+                     f"* = Welch p < {ALPHA})")
+        lines.append(f"{'':40}" + "".join(f"{p:>{width}}" for p in policies))
+        for section in SECTIONS:
+            part = block[block["source"] == section]
+            if part.empty:
+                continue
+            lines.append(section)
+            for (phase, metric, unit), rows in part.groupby(["phase", "metric", "unit"], sort=False):
+                label = f"  {metric}" + (f" [{phase}]" if phase else "") + (f" ({unit})" if unit else "")
+                cells = {r["policy"]: r for _, r in rows.iterrows()}
+                lines.append(f"{label[:40]:40}" + "".join(
+                    f"{_cell(cells.get(p), p == baseline):>{width}}" for p in policies))
+        lines.append("")
+    return "\n".join(lines)

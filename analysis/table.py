@@ -1,0 +1,153 @@
+"""One tidy table over all runs of a study: run inputs x phase x metric.
+
+Three sources per run: the workload's own metrics (workloads/<name>/parse.py), the
+guest's /proc/vmstat between phase marks, and on gem5 the hardware statistics of
+each phase's stats.txt block (block i is phase i). Only published runs (run.json
+present) are read; a half-written run never is.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.gem5stats import StatsError, block_values, parse_stats
+from analysis.records import phase_vmstat_deltas, read_events, workload_metrics
+from reclaimstudy.errors import StudyError
+from reclaimstudy.runs import PARTIAL
+
+COLUMNS = ["run_id", "study", "experiment", "backend", "system", "policy", "workload", "repetition",
+           "arguments", "status", "source", "phase", "metric", "index", "value", "unit", "better"]
+# Guest counters reported per phase: (name in the table, /proc/vmstat counters summed, unit).
+VMSTAT = [
+    ("pgmajfault", ("pgmajfault",), "faults"),
+    ("pswpin", ("pswpin",), "pages"),
+    ("pswpout", ("pswpout",), "pages"),
+    ("refault_anon", ("workingset_refault_anon",), "pages"),
+    ("refault_file", ("workingset_refault_file",), "pages"),
+    ("pgactivate", ("pgactivate",), "pages"),
+    ("pgscan_kswapd", ("pgscan_kswapd",), "pages"),
+    ("pgscan_direct", ("pgscan_direct",), "pages"),
+    ("pgsteal_kswapd", ("pgsteal_kswapd",), "pages"),
+    ("pgsteal_direct", ("pgsteal_direct",), "pages"),
+    ("allocstall", ("allocstall_dma", "allocstall_dma32", "allocstall_normal",
+                    "allocstall_movable"), "stalls"),
+    ("pglazyfree", ("pglazyfree",), "pages"),
+    ("pglazyfreed", ("pglazyfreed",), "pages"),
+    ("pgpgin", ("pgpgin",), "KiB"),
+    ("pgpgout", ("pgpgout",), "KiB"),
+]
+# gem5 statistics per phase: (name, key pattern, how to combine matches, unit).
+GEM5 = [
+    ("sim_seconds", r"^simSeconds$", "sum", "s"),
+    ("instructions", r"\.core\.commitStats0\.numInsts$", "sum", "instructions"),
+    ("cycles", r"\.core\.numCycles$", "sum", "cycles"),
+    ("l1d_miss_rate", r"l1d-cache-\d+\.overallMissRate::total$", "mean", "ratio"),
+    ("l2_miss_rate", r"l2-cache(-\d+)?\.overallMissRate::total$", "mean", "ratio"),
+    ("dram_bw", r"mem_ctrl\d*\.dram\.bwTotal::total$", "sum", "B/s"),
+    ("dram_latency", r"mem_ctrl\d*\.dram\.avgMemAccLat$", "mean", "ticks"),
+    ("io_dma_bytes", r"membus\.pktSize_.*(iobridge|iocache|ide).*::total$", "sum", "B"),
+]
+
+
+def vmstat_rows(events: list[dict]) -> list[dict]:
+    counters = tuple(c for _, names, _ in VMSTAT for c in names)
+    rows = []
+    for phase, delta in phase_vmstat_deltas(events, counters).items():
+        for name, names, unit in VMSTAT:
+            rows.append({"source": "vmstat", "phase": phase, "metric": name,
+                         "value": float(sum(delta[c] for c in names)), "unit": unit,
+                         "better": "lower"})
+        scanned = delta["pgscan_kswapd"] + delta["pgscan_direct"]
+        if scanned:
+            rows.append({"source": "vmstat", "phase": phase, "metric": "reclaim_efficiency",
+                         "value": (delta["pgsteal_kswapd"] + delta["pgsteal_direct"]) / scanned,
+                         "unit": "ratio", "better": "higher"})
+    return rows
+
+
+def gem5_rows(run_dir: Path, phases: list[str]) -> list[dict]:
+    stats = run_dir / "stats.txt"
+    if not stats.is_file():
+        return []
+    blocks = parse_stats(stats)
+    if len(blocks) != len(phases):
+        raise StudyError(f"{stats}: {len(blocks)} stats blocks for {len(phases)} phases "
+                         f"({', '.join(phases)}); a run's stats.txt has one block per phase")
+    rows = []
+    for phase, block in zip(phases, blocks):
+        values = block_values(block)
+        found = {}
+        for name, pattern, combine, unit in GEM5:
+            matches = [v for k, v in values.items() if re.search(pattern, k)]
+            if matches:
+                found[name] = sum(matches) if combine == "sum" else sum(matches) / len(matches)
+                rows.append({"source": "gem5", "phase": phase, "metric": name,
+                             "value": found[name], "unit": unit, "better": "lower"})
+        if found.get("cycles"):
+            rows.append({"source": "gem5", "phase": phase, "metric": "ipc",
+                         "value": found["instructions"] / found["cycles"], "unit": "ratio",
+                         "better": "higher"})
+    return rows
+
+
+def run_rows(run_dir: Path, record: dict) -> list[dict]:
+    base = {"run_id": record["run_id"], "study": record["study"],
+            "experiment": record.get("experiment") or record["workload_name"],
+            "backend": record["backend"],
+            "system": record["system_name"], "policy": record["policy_name"],
+            "workload": record["workload_name"], "repetition": record["repetition"],
+            "arguments": json.dumps(record["workload"]["arguments"], sort_keys=True),
+            "status": record["status"]}
+    if record["status"] != "ok":
+        return [{**base, "source": "run", "phase": None, "metric": "failed", "index": None,
+                 "value": 1.0, "unit": "", "better": "lower"}]
+    events = read_events(run_dir)
+    rows = [{"source": "workload", "phase": m.phase, "metric": m.metric, "index": m.index,
+             "value": float(m.value), "unit": m.unit, "better": m.better}
+            for m in workload_metrics(record["workload_name"], events)]
+    rows += vmstat_rows(events)
+    try:
+        rows += gem5_rows(run_dir, [e["name"] for e in events if e.get("event") == "phase"])
+    except StatsError as error:
+        raise StudyError(str(error)) from None
+    return [{**base, "index": None, **row} for row in rows]
+
+
+def study_runs(study_path: Path, study: str | None = None) -> list[tuple[Path, dict]]:
+    """Published runs of a results folder, checked to belong to `study`."""
+    if not study_path.is_dir():
+        raise StudyError(f"no results folder {study_path}: run the study's sweep first")
+    found = []
+    for run_dir in sorted(study_path.iterdir()):
+        if run_dir.name == PARTIAL or not run_dir.is_dir():
+            continue
+        path = run_dir / "run.json"
+        if not path.is_file():
+            continue  # not published: never data
+        try:
+            record = json.loads(path.read_text())
+        except json.JSONDecodeError as error:
+            raise StudyError(f"{path}: not valid JSON ({error})") from None
+        if study and record.get("study") != study:
+            raise StudyError(f"{path}: this run belongs to study '{record.get('study')}', not "
+                             f"'{study}'; move it to results/{record.get('study')}/")
+        found.append((run_dir, record))
+    return found
+
+
+def build_table(study_path: Path, study: str | None = None) -> pd.DataFrame:
+    rows = []
+    for run_dir, record in study_runs(study_path, study):
+        rows += run_rows(run_dir, record)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def export(table: pd.DataFrame, stem: Path) -> list[Path]:
+    """The table as CSV and Parquet beside each other."""
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    csv, parquet = stem.with_suffix(".csv"), stem.with_suffix(".parquet")
+    table.to_csv(csv, index=False)
+    table.to_parquet(parquet, index=False)
+    return [csv, parquet]
