@@ -54,6 +54,11 @@ GEM5 = [
 def vmstat_rows(events: list[dict]) -> list[dict]:
     counters = tuple(c for _, names, _ in VMSTAT for c in names)
     rows = []
+    marks = [e for e in events if e.get("event") in ("phase", "phases_done")]
+    for start, end in zip(marks, marks[1:]):
+        if start.get("event") == "phase":
+            rows.append({"source": "vmstat", "phase": start["name"], "metric": "phase_s",
+                         "value": end["t"] - start["t"], "unit": "s", "better": "lower"})
     for phase, delta in phase_vmstat_deltas(events, counters).items():
         for name, names, unit in VMSTAT:
             rows.append({"source": "vmstat", "phase": phase, "metric": name,

@@ -82,6 +82,39 @@ def cmd_sweep(args) -> int:
     return 0 if result.ok else 1
 
 
+def cmd_compare(args) -> int:
+    from analysis.compare import compare, format_text
+    from analysis.table import build_table, export
+    from reclaimstudy.studies import load_study
+
+    study = load_study(args.study)
+    table = build_table(args.results / study.name, study.name)
+    if args.export:
+        for path in export(table, args.export):
+            console.print(f"wrote {path}")
+    print(format_text(compare(table, args.baseline or study.baseline),
+                      args.baseline or study.baseline))
+    return 0
+
+
+def cmd_report(args) -> int:
+    from analysis.report import build_report
+    from reclaimstudy.studies import load_study
+
+    written = build_report(load_study(args.study), args.results)
+    console.print(f"report: {written['html']} and {written['markdown']}"
+                  + (f" ({written['failed']} failed runs listed)" if written["failed"] else ""))
+    return 0
+
+
+def cmd_smoke(args) -> int:
+    """The main job: the smoke study end to end, then its report."""
+    args.study = "smoke"
+    status = cmd_sweep(args)
+    cmd_report(args)
+    return status
+
+
 def resolve_backend(name: str) -> str:
     """'auto' means gem5 when GEM5 is set, else QEMU (saying what that gives up)."""
     if name != "auto":
@@ -128,6 +161,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
     p.add_argument("--timeout", type=float, help="seconds before a run is killed and marked failed")
     p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("compare", help="compare policies across a study's runs (mmtests-style)")
+    p.add_argument("study", help="study name or path")
+    p.add_argument("--baseline", help="policy to compare against (default: the study's)")
+    p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
+    p.add_argument("--export", type=Path, metavar="STEM",
+                   help="also write the tidy table as STEM.csv and STEM.parquet")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("report", help="write a study's report (Markdown and self-contained HTML)")
+    p.add_argument("study", help="study name or path")
+    p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("smoke", help="the main job: sweep the smoke study and write its report")
+    p.add_argument("--backend", default="auto", help="gem5, qemu, or auto (gem5 when GEM5 is set)")
+    p.add_argument("--jobs", "-j", type=int, help="runs at once (default: cores, as memory allows)")
+    p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
+    p.add_argument("--timeout", type=float, help="seconds before a run is killed and marked failed")
+    p.set_defaults(func=cmd_smoke)
     return parser
 
 

@@ -1,0 +1,182 @@
+"""The study report: Markdown and one self-contained HTML file, with plots.
+
+Sections: the seed reproduction table (the seeds' numbers beside ours, QEMU labelled
+as functional only), per-experiment comparisons with plots, per-step timelines,
+failed runs, and the exact inputs (kernel, image, gem5, profiles) behind every number.
+"""
+
+import base64
+import json
+import time
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+from jinja2 import Environment, FileSystemLoader  # noqa: E402
+
+from analysis.compare import compare, format_text, policy_order  # noqa: E402
+from analysis.seeds import reproduction  # noqa: E402
+from analysis.table import build_table, export, study_runs  # noqa: E402
+from reclaimstudy.errors import StudyError  # noqa: E402
+
+TEMPLATES = Path(__file__).parent / "templates"
+# Workload metrics shown as bars (at most this many per experiment) and as timelines.
+MAX_BARS = 6
+TIMELINES = {"cumulative_s": "step", "launch_s": "step", "round_s": "round", "pass_s": "pass"}
+
+
+def _bar_plot(part: pd.DataFrame, policies: list[str], title: str, path: Path) -> Path | None:
+    metrics = list(dict.fromkeys(zip(part["metric"], part["phase"], part["unit"])))[:MAX_BARS]
+    if not metrics:
+        return None
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.2 * len(metrics), 3.2), squeeze=False)
+    for ax, (metric, phase, unit) in zip(axes[0], metrics):
+        rows = part[(part["metric"] == metric) & (part["phase"] == phase)].set_index("policy")
+        present = [p for p in policies if p in rows.index]
+        ax.bar(range(len(present)), [rows.loc[p, "mean"] for p in present],
+               yerr=[rows.loc[p, "std"] if rows.loc[p, "std"] == rows.loc[p, "std"] else 0
+                     for p in present], color=[f"C{policies.index(p)}" for p in present], capsize=3)
+        ax.set_xticks(range(len(present)), present, rotation=30, ha="right", fontsize=8)
+        ax.set_title(f"{metric}" + (f" [{phase}]" if phase else ""), fontsize=9)
+        ax.set_ylabel(unit, fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _timeline_plot(rows: pd.DataFrame, policies: list[str], title: str, path: Path) -> Path | None:
+    indexed = rows[rows["index"].notna() & rows["metric"].isin(TIMELINES)]
+    if indexed.empty:
+        return None
+    metrics = list(dict.fromkeys(indexed["metric"]))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.2), squeeze=False)
+    for ax, metric in zip(axes[0], metrics):
+        data = indexed[indexed["metric"] == metric]
+        for policy in policies:
+            series = data[data["policy"] == policy].groupby("index")["value"].mean()
+            if not series.empty:
+                ax.plot(series.index, series.values, marker="o", markersize=3, label=policy,
+                        color=f"C{policies.index(policy)}")
+        ax.set_xlabel(TIMELINES[metric])
+        ax.set_ylabel(f"{metric} ({data['unit'].iloc[0]})")
+        ax.legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _phase_plot(part: pd.DataFrame, policies: list[str], title: str, path: Path) -> Path | None:
+    """Per-phase durations (guest clock; simulated time on gem5), one bar group per phase."""
+    durations = part[(part["metric"] == "phase_s")]
+    if durations.empty:
+        return None
+    phases = list(dict.fromkeys(durations["phase"]))
+    fig, ax = plt.subplots(figsize=(max(4, 1.2 * len(phases) * len(policies) / 2), 3.2))
+    width = 0.8 / len(policies)
+    for i, policy in enumerate(policies):
+        rows = durations[durations["policy"] == policy].set_index("phase")
+        ax.bar([x + i * width for x in range(len(phases))],
+               [rows.loc[p, "mean"] if p in rows.index else 0 for p in phases], width,
+               label=policy, color=f"C{i}")
+    ax.set_xticks([x + width * (len(policies) - 1) / 2 for x in range(len(phases))], phases,
+                  fontsize=8)
+    ax.set_ylabel("s")
+    ax.legend(fontsize=7)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _inputs(study_path: Path, study: str) -> list[dict]:
+    seen = {}
+    for _, record in study_runs(study_path, study):
+        artefacts = record["artefacts"]
+        key = json.dumps({"backend": record["backend"], "system": record["system"],
+                          "kernel": artefacts.get("kernel", {}).get("key"),
+                          "image": artefacts.get("image", {}).get("key"),
+                          "gem5": artefacts.get("gem5", {}).get("sha256")}, sort_keys=True)
+        entry = seen.setdefault(key, {
+            "backend": record["backend"], "system": record["system_name"],
+            "profile": record["system"], "kernel": artefacts.get("kernel", {}),
+            "image": artefacts.get("image", {}), "gem5": artefacts.get("gem5"),
+            "qemu": artefacts.get("qemu"), "runs": 0})
+        entry["runs"] += 1
+    return list(seen.values())
+
+
+def _embed(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode()
+
+
+def build_report(study, results: Path) -> dict:
+    """Write results/<study>/report/{report.md,report.html,table.csv,table.parquet,plots/}."""
+    study_path = results / study.name
+    table = build_table(study_path, study.name)
+    if table.empty:
+        raise StudyError(f"{study_path}: no runs to report on: run `./study sweep {study.name}` first")
+    out = study_path / "report"
+    plots = out / "plots"
+    plots.mkdir(parents=True, exist_ok=True)
+    exported = export(table, out / "table")
+    comparison = compare(table, study.baseline)
+    failed = table[table["status"] != "ok"][["run_id", "experiment", "policy", "system",
+                                               "backend"]].drop_duplicates()
+    reasons = {rid: rec["reason"] for _, rec in study_runs(study_path, study.name)
+               for rid in [rec["run_id"]] if rec["status"] != "ok"}
+    experiments = []
+    by_name = {e.name: e for e in study.experiments}
+    for (experiment, backend, system), part in comparison.groupby(
+            ["experiment", "backend", "system"], sort=False) if not comparison.empty else []:
+        policies = policy_order(part["policy"], study.baseline)
+        stem = f"{experiment}-{system}-{backend}"
+        workload_part = part[part["source"] == "workload"]
+        raw = table[(table["experiment"] == experiment) & (table["backend"] == backend)
+                    & (table["system"] == system) & (table["status"] == "ok")]
+        figures = [
+            _bar_plot(workload_part, policies, f"{experiment} on {system} [{backend}]",
+                      plots / f"{stem}-metrics.png"),
+            _timeline_plot(raw, policies, f"{experiment}: per step", plots / f"{stem}-timeline.png"),
+            _phase_plot(part, policies, f"{experiment}: phase durations", plots / f"{stem}-phases.png"),
+        ]
+        spec = by_name.get(experiment)
+        experiments.append({
+            "name": experiment, "backend": backend, "system": system,
+            "seed": spec.seed if spec else None,
+            "varied": study.varied(spec) if spec else "",
+            "text": format_text(part, study.baseline),
+            "figures": [f for f in figures if f is not None],
+            "embedded": [_embed(f) for f in figures if f is not None],
+        })
+    seeds = reproduction(comparison, table)
+    context = {
+        "study": study, "generated": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "backends": sorted(set(table["backend"])), "runs": table["run_id"].nunique(),
+        "failed": [{**row, "reason": reasons.get(row["run_id"], "")}
+                   for row in failed.to_dict("records")],
+        "experiments": experiments,
+        "seeds": seeds.to_dict("records") if not seeds.empty else [],
+        "inputs": _inputs(study_path, study.name),
+        "exported": [p.name for p in exported],
+    }
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=False, trim_blocks=True,
+                      lstrip_blocks=True)
+    env.filters["rel"] = lambda path: Path(path).relative_to(out).as_posix()
+    env.filters["num"] = lambda v: "-" if v is None or v != v else f"{v:.4g}"
+    (out / "report.md").write_text(env.get_template("report.md.j2").render(**context))
+    env_html = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, trim_blocks=True,
+                           lstrip_blocks=True)
+    env_html.filters.update(env.filters)
+    (out / "report.html").write_text(env_html.get_template("report.html.j2").render(**context))
+    return {"markdown": out / "report.md", "html": out / "report.html", "table": exported,
+            "failed": len(failed)}

@@ -1,0 +1,81 @@
+"""The seed reproduction table: each seed's own numbers beside ours, per backend."""
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from reclaimstudy.errors import StudyError
+from reclaimstudy.paths import CONFIGS
+from reclaimstudy.tomlfile import check_keys, load
+
+SEEDS_FILE = CONFIGS / "seeds.toml"
+
+
+@dataclass(frozen=True)
+class Claim:
+    seed: str
+    workload: str
+    what: str
+    metric: str
+    phase: str
+    with_policy: str
+    without_policy: str
+    seed_with: float
+    seed_without: float
+    unit: str
+
+    @property
+    def seed_ratio(self) -> float:
+        return self.seed_with / self.seed_without
+
+
+def load_claims(path=SEEDS_FILE) -> list[Claim]:
+    claims = []
+    for index, table in enumerate(load(path).get("claim", [])):
+        check_keys(f"{path} [[claim]] #{index + 1}", table,
+                   {"seed", "workload", "what", "metric", "phase", "with", "without", "seed_with",
+                    "seed_without", "unit"},
+                   {"seed", "workload", "what", "metric", "with", "without", "seed_with",
+                    "seed_without", "unit"})
+        claims.append(Claim(table["seed"], table["workload"], table["what"], table["metric"],
+                            table.get("phase", ""), table["with"], table["without"],
+                            float(table["seed_with"]), float(table["seed_without"]), table["unit"]))
+    if not claims:
+        raise StudyError(f"{path}: no [[claim]]")
+    return claims
+
+
+def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """One row per (claim, backend) with runs: the seed's ratio with/without, ours, whether
+    the direction (better or worse with the seed's change) is the same."""
+    rows = []
+    if comparison.empty:
+        return pd.DataFrame(rows)
+    experiments = table[["experiment", "workload"]].drop_duplicates()
+    for claim in load_claims():
+        names = set(experiments[experiments["workload"] == claim.workload]["experiment"])
+        found = comparison[comparison["experiment"].isin(names)
+                           & (comparison["metric"] == claim.metric)
+                           & (comparison["phase"] == claim.phase)
+                           & (comparison["source"] == "workload")]
+        for (backend, system), part in found.groupby(["backend", "system"]):
+            cells = {r["policy"]: r for _, r in part.iterrows()}
+            if claim.with_policy not in cells or claim.without_policy not in cells:
+                continue
+            ours_with = cells[claim.with_policy]["mean"]
+            ours_without = cells[claim.without_policy]["mean"]
+            ratio = ours_with / ours_without if ours_without else math.nan
+            same = (ratio < 1) == (claim.seed_ratio < 1) if ratio == ratio and ratio != 1 else False
+            p = cells[claim.without_policy]["p_value"]
+            rows.append({
+                "seed": claim.seed, "what": claim.what, "metric": claim.metric,
+                "phase": claim.phase, "unit": claim.unit, "backend": backend, "system": system,
+                "seed_with": claim.seed_with, "seed_without": claim.seed_without,
+                "seed_ratio": claim.seed_ratio, "ours_with": ours_with,
+                "ours_without": ours_without, "ours_ratio": ratio,
+                "direction_reproduced": bool(same), "p_value": p,
+                "timing": "gem5 (modelled hardware)" if backend == "gem5" else
+                          "QEMU (functional only, no timing model)",
+            })
+    return pd.DataFrame(rows)
