@@ -1,0 +1,114 @@
+"""Study files (valid, and each kind of bad input named) and the comparison statistics."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from analysis.compare import compare, format_text, summarize, welch_p
+from reclaimstudy.errors import StudyError
+from reclaimstudy.studies import load_study
+
+GOOD_EXPERIMENT = '[[experiment]]\nname = "t"\nworkload = "thrash"\npolicies = ["baseline", "mglru"]\n'
+
+
+def study_file(tmp_path, head='description = "d"\nbaseline = "baseline"\nsystems = ["ci-tiny"]\n',
+               body=GOOD_EXPERIMENT):
+    path = tmp_path / "s.toml"
+    path.write_text(head + body)
+    return str(path)
+
+
+def test_shipped_studies_expand_into_runs():
+    smoke = load_study("smoke")
+    runs = smoke.runs("qemu")
+    assert len(runs) == 2 * (2 + 3 + 2)
+    assert {spec.policy.name for _, spec in runs} >= {"baseline", "mglru", "madv-free-off"}
+    seeds = load_study("seeds")
+    assert {e.seed for e in seeds.experiments} == {"000a", "000b", "001", "002", "003", "004"}
+    # repetitions vary the workload's seed where it has one
+    lazy = [spec for exp, spec in seeds.runs("gem5") if exp.workload == "lazyfree"
+            and spec.policy.name == "baseline"]
+    assert sorted(spec.arguments["seed"] for spec in lazy) == [1, 2, 3]
+
+
+@pytest.mark.parametrize("body, message", [
+    (GOOD_EXPERIMENT.replace('"thrash"', '"nope"'), "unknown workload 'nope'; allowed: "),
+    (GOOD_EXPERIMENT.replace('"mglru"', '"turbo"'), "unknown policie 'turbo'|unknown polic"),
+    (GOOD_EXPERIMENT.replace('["baseline", "mglru"]', '["mglru"]'),
+     "the baseline policy 'baseline' is missing"),
+    (GOOD_EXPERIMENT + 'systems = ["cray"]\n', "unknown system 'cray'"),
+    (GOOD_EXPERIMENT + 'params = { rounds = 0 }\n', "parameter rounds = 0; allowed"),
+    (GOOD_EXPERIMENT + 'params = { colour = 1 }\n', "unknown parameter\\(s\\) colour"),
+    (GOOD_EXPERIMENT + GOOD_EXPERIMENT, "experiment name 't' is used twice"),
+    ("", "missing key\\(s\\) experiment"),
+])
+def test_bad_study_files_are_rejected_naming_file_and_value(tmp_path, body, message):
+    path = study_file(tmp_path, body=body)
+    with pytest.raises(StudyError, match=message) as error:
+        load_study(path)
+    assert "s.toml" in str(error.value)
+
+
+def test_a_missing_or_unknown_baseline_is_rejected(tmp_path):
+    with pytest.raises(StudyError, match="baseline 'vanilla' is not a policy"):
+        load_study(study_file(tmp_path, head='description = "d"\nbaseline = "vanilla"\n'
+                                             'systems = ["ci-tiny"]\n'))
+    with pytest.raises(StudyError, match="missing key\\(s\\) baseline"):
+        load_study(study_file(tmp_path, head='description = "d"\nsystems = ["ci-tiny"]\n'))
+
+
+def test_unknown_study_lists_the_shipped_ones():
+    with pytest.raises(StudyError, match="unknown study 'nope'; allowed: .*smoke"):
+        load_study("nope")
+
+
+def test_summaries_use_harmonic_means_for_rates():
+    assert summarize([1.0, 2.0, 4.0], rate=True)[0] == pytest.approx(3 / 1.75)
+    centre, spread = summarize([1.0, 2.0, 3.0], rate=False)
+    assert centre == 2.0 and spread == 1.0
+
+
+def test_welch_t_test_known_answer():
+    # t = -3/sqrt(2/3) = -3.674, df = 4: two-sided p = 0.02131
+    assert welch_p([1, 2, 3], [4, 5, 6]) == pytest.approx(0.02131, abs=1e-4)
+    assert math.isnan(welch_p([1], [2, 3]))
+    assert math.isnan(welch_p([1, 1], [2, 2]))  # no spread: nothing to test
+
+
+def _table(values):
+    rows = []
+    for policy, samples in values.items():
+        for rep, value in enumerate(samples):
+            rows.append({"run_id": f"{policy}{rep}", "study": "s", "experiment": "e",
+                         "backend": "gem5", "system": "x", "policy": policy, "workload": "w",
+                         "repetition": rep, "arguments": "{}", "status": "ok",
+                         "source": "workload", "phase": None, "metric": "total_s", "index": None,
+                         "value": value, "unit": "s", "better": "lower"})
+    return pd.DataFrame(rows)
+
+
+def test_comparison_on_a_table_with_known_answers():
+    table = _table({"base": [1.0, 2.0, 3.0], "fast": [0.5, 1.0, 1.5], "same": [1.0, 2.0, 3.1]})
+    result = compare(table, "base").set_index("policy")
+    assert result.loc["base", "mean"] == 2.0 and math.isnan(result.loc["base", "p_value"])
+    assert result.loc["fast", "mean"] == 1.0
+    assert result.loc["fast", "change_pct"] == pytest.approx(-50.0)
+    # t = -1/sqrt(0.25/3 + 1/3) = -1.549 with 2.94 Welch degrees of freedom
+    assert result.loc["fast", "p_value"] == pytest.approx(0.2209, abs=1e-3)
+    assert not result.loc["same", "significant"]
+    text = format_text(compare(table, "base"), "base")
+    assert text.index("base") < text.index("fast")  # baseline column first
+    assert "(-50.0%)" in text
+
+
+def test_significance_is_marked():
+    table = _table({"base": [10.0, 10.1, 9.9, 10.0], "slow": [20.0, 20.2, 19.8, 20.1]})
+    result = compare(table, "base").set_index("policy")
+    assert result.loc["slow", "significant"]
+    assert "(+100.2%)*" in format_text(compare(table, "base"), "base")
+
+
+def test_a_comparison_without_the_baseline_is_an_error():
+    with pytest.raises(StudyError, match="no completed run of the baseline policy 'base'"):
+        compare(_table({"other": [1.0, 2.0]}), "base")

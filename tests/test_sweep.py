@@ -1,0 +1,73 @@
+"""Sweeps: killed at any moment and restarted, nothing completed is lost or redone;
+failed runs keep their reason, fail the sweep's exit status, and are redone."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reclaimstudy.paths import REPO
+from reclaimstudy.runs import PARTIAL
+
+pytestmark = pytest.mark.slow
+
+
+def sweep(results: Path, study: str = "smoke", *extra, background=False):
+    cmd = [sys.executable, "-m", "reclaimstudy", "sweep", study, "--backend", "qemu",
+           "--results", str(results), *extra]
+    if background:
+        return subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=1800)
+
+
+def published(study_dir: Path) -> dict[str, tuple[float, str]]:
+    """run id -> (mtime, contents) of every published run.json."""
+    return {p.parent.name: (p.stat().st_mtime, p.read_text())
+            for p in study_dir.glob("*/run.json") if p.parent.name != PARTIAL}
+
+
+def test_a_killed_sweep_resumes_without_losing_or_redoing_runs(tmp_path):
+    study_dir = tmp_path / "smoke"
+    proc = sweep(tmp_path, background=True)
+    deadline = time.monotonic() + 600
+    while len(published(study_dir)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)  # no chance to clean up
+    proc.wait()
+    before = published(study_dir)
+    assert 3 <= len(before) < 14, "kill the sweep mid-way"
+    for _, text in before.values():
+        assert json.loads(text)["status"] == "ok"
+
+    again = sweep(tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"{len(before)} already done, {14 - len(before)} to run" in again.stderr
+    after = published(study_dir)
+    assert len(after) == 14
+    for run_id, stamp in before.items():
+        assert after[run_id] == stamp, f"{run_id} was redone"
+    assert not any((study_dir / PARTIAL).glob("*")), "a half-written run was left behind"
+
+    third = sweep(tmp_path)
+    assert "14 already done, 0 to run" in third.stderr
+
+
+def test_failed_runs_keep_their_reason_fail_the_sweep_and_are_redone(tmp_path):
+    study = tmp_path / "tiny.toml"
+    study.write_text('description = "one run"\nbaseline = "baseline"\nsystems = ["ci-tiny"]\n'
+                     '[[experiment]]\nname = "smoke"\nworkload = "smoke"\npolicies = ["baseline"]\n')
+    first = sweep(tmp_path, str(study), "--timeout", "0.5")
+    assert first.returncode == 1
+    assert "time-out after 0 s" in first.stderr or "time-out after 1 s" in first.stderr
+    [record] = [json.loads(t) for _, t in published(tmp_path / "tiny").values()]
+    assert record["status"] == "failed" and record["reason"].startswith("time-out")
+    second = sweep(tmp_path, str(study))
+    assert second.returncode == 0, second.stderr
+    assert "0 already done, 1 to run" in second.stderr
+    [record] = [json.loads(t) for _, t in published(tmp_path / "tiny").values()]
+    assert record["status"] == "ok"
