@@ -1,0 +1,105 @@
+"""The report, built from recorded runs, and opened in headless Chromium."""
+
+import base64
+import io
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import matplotlib.image
+import pytest
+
+from analysis.report import build_report
+from analysis.table import build_table
+from reclaimstudy.errors import StudyError
+from reclaimstudy.studies import load_study
+
+RUNS = Path(__file__).parent / "fixtures" / "runs"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    results = tmp_path_factory.mktemp("results")
+    shutil.copytree(RUNS / "smoke", results / "smoke")
+    return build_report(load_study("smoke"), results)
+
+
+def test_report_has_the_seed_table_experiments_and_inputs(report):
+    markdown = report["markdown"].read_text()
+    assert "## Seed reproduction" in markdown
+    assert re.search(r"\| 002 \| ebizzy .* \| records_per_s \[arena-t1\]", markdown)
+    assert "QEMU (functional only, no timing model)" in markdown
+    for experiment in ("smoke", "thrash", "lazyfree"):
+        assert f"### {experiment} on ci-tiny [qemu]" in markdown
+    assert "## Inputs behind every number" in markdown and "kernel `" in markdown
+    for plot in re.findall(r"\]\((plots/[^)]+\.png)\)", markdown):
+        assert (report["markdown"].parent / plot).is_file()
+
+
+def test_html_is_self_contained_with_valid_embedded_plots(report):
+    html = report["html"].read_text()
+    assert "<script" not in html and 'src="plots/' not in html
+    images = re.findall(r'src="data:image/png;base64,([^"]+)"', html)
+    assert len(images) >= 6
+    for data in images:
+        pixels = matplotlib.image.imread(io.BytesIO(base64.b64decode(data)), format="png")
+        assert pixels.shape[0] > 100 and pixels.shape[1] > 100
+
+
+def test_table_exports_hold_every_run(report):
+    csv, parquet = report["table"]
+    import pandas as pd
+    table = pd.read_parquet(parquet)
+    assert table["run_id"].nunique() == 14
+    assert set(table["source"]) == {"workload", "vmstat"}
+    assert len(pd.read_csv(csv)) == len(table)
+
+
+def test_a_run_from_another_study_is_refused(tmp_path):
+    shutil.copytree(RUNS / "smoke", tmp_path / "seeds")
+    with pytest.raises(StudyError, match="belongs to study 'smoke', not 'seeds'"):
+        build_table(tmp_path / "seeds", "seeds")
+
+
+def test_a_half_written_run_is_never_read(tmp_path):
+    shutil.copytree(RUNS / "smoke", tmp_path / "smoke")
+    victim = next((tmp_path / "smoke").glob("thrash-*"))
+    (victim / "run.json").unlink()  # as if the run died before publishing
+    table = build_table(tmp_path / "smoke", "smoke")
+    assert victim.name not in set(table["run_id"]) and table["run_id"].nunique() == 13
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (./study installs it)")
+def test_report_renders_in_headless_chromium_with_its_plots_loaded(report, tmp_path):
+    # A wrapper page loads the report in an iframe and writes, into its own DOM, how
+    # many of the report's images decoded (naturalWidth > 0).
+    wrapper = tmp_path / "check.html"
+    wrapper.write_text(f"""<html><body><div id="result">pending</div>
+<iframe id="r" src="{report['html'].as_uri()}" width="1200" height="900"></iframe>
+<script>
+document.getElementById('r').onload = function () {{
+  var doc = this.contentDocument, imgs = doc.images, ok = 0;
+  for (var i = 0; i < imgs.length; i++) if (imgs[i].complete && imgs[i].naturalWidth > 0) ok++;
+  document.getElementById('result').textContent = 'images ' + ok + '/' + imgs.length +
+    ' tables ' + doc.querySelectorAll('table').length +
+    ' seedrows ' + doc.querySelectorAll('#seed-reproduction tr').length;
+}};
+</script></body></html>""")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}", "--allow-file-access-from-files",
+             "--virtual-time-budget=10000"]
+    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", wrapper.as_uri()], capture_output=True,
+                         text=True, timeout=120).stdout
+    match = re.search(r"images (\d+)/(\d+) tables (\d+) seedrows (\d+)", dom)
+    assert match, dom[:2000]
+    loaded, total, tables, seed_rows = map(int, match.groups())
+    assert total >= 6 and loaded == total
+    assert tables >= 2 and seed_rows >= 3  # seed table (header + 2 claims) and inputs
+    shot = tmp_path / "report.png"
+    subprocess.run([CHROMIUM, *flags, f"--screenshot={shot}", "--window-size=1200,1600",
+                    report["html"].as_uri()], capture_output=True, timeout=120)
+    pixels = matplotlib.image.imread(shot)
+    assert pixels.std() > 0.05  # not a blank page
