@@ -1,0 +1,117 @@
+"""The gem5 backend. Its error messages are tested everywhere; boot, checkpoint and
+restores need a gem5 X86 binary in GEM5 and are skipped, saying so, without one."""
+
+import dataclasses
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from analysis.gem5stats import block_values, parse_stats
+from analysis.records import read_events
+from reclaimstudy import gem5_backend, runs
+from reclaimstudy.errors import StudyError
+from reclaimstudy.policies import get_policy
+from reclaimstudy.systems import get_system
+from reclaimstudy.workloads import get_workload
+
+needs_gem5 = pytest.mark.skipif(
+    not os.environ.get("GEM5"),
+    reason="GEM5 is not set: these tests need an X86 build of gem5 v24.0 (export GEM5=.../gem5.opt)")
+
+
+def fake_gem5(tmp_path, isa_lines):
+    """A stand-in binary answering `-B` like gem5 does."""
+    path = tmp_path / "gem5.opt"
+    path.write_text("#!/bin/sh\necho 'Build information:'\necho\necho 'gem5 version 24.0.0.1'\n"
+                    "echo 'build options:'\n" + "".join(f"echo '    {l}'\n" for l in isa_lines))
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+def test_unset_gem5_says_what_is_needed(monkeypatch):
+    monkeypatch.delenv("GEM5", raising=False)
+    with pytest.raises(StudyError, match="GEM5 is not set: the gem5 backend needs an X86 build"):
+        gem5_backend.find_gem5()
+
+
+def test_a_gem5_path_that_is_not_a_program_is_refused(monkeypatch, tmp_path):
+    monkeypatch.setenv("GEM5", str(tmp_path / "nothing"))
+    with pytest.raises(StudyError, match="is not an executable file"):
+        gem5_backend.find_gem5()
+
+
+def test_a_gem5_without_x86_is_refused(monkeypatch, tmp_path):
+    monkeypatch.setenv("RECLAIMSTUDY_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("GEM5", str(fake_gem5(tmp_path, ["USE_ARM_ISA = True", "USE_X86_ISA = False"])))
+    with pytest.raises(StudyError, match="is not an X86 build of gem5 \\(its ISAs: arm\\)"):
+        gem5_backend.find_gem5()
+
+
+def test_an_x86_gem5_is_accepted_and_identified(monkeypatch, tmp_path):
+    monkeypatch.setenv("RECLAIMSTUDY_CACHE", str(tmp_path / "cache"))
+    fake = fake_gem5(tmp_path, ["USE_X86_ISA = True", "PROTOCOL = MESI_Two_Level"])
+    monkeypatch.setenv("GEM5", str(fake))
+    found = gem5_backend.find_gem5()
+    assert found.version == "24.0.0.1" and len(found.sha256) == 64
+
+
+def test_params_give_the_boot_no_caches_and_the_run_the_profile():
+    system = get_system("desktop-hdd")
+    kernel = type("K", (), {"vmlinux": Path("/k")})()
+    image = type("I", (), {"root": Path("/r"), "swap": Path("/s")})()
+    boot = gem5_backend.gem5_params("boot", system, kernel, image, Path("/c"), "atomic", "a b")
+    run = gem5_backend.gem5_params("run", system, kernel, image, Path("/c"), "timing", "a b", job="J")
+    assert boot["caches"] == {"hierarchy": "none"} and boot["readfile_contents"] is None
+    assert run["caches"]["l2"] == "1MiB" and run["readfile_contents"] == "J"
+    assert run["disk_delay_us"] == 5000 and run["memory"] == {"type": "DDR3_1600", "size_mib": 256}
+
+
+@pytest.fixture(scope="module")
+def gem5_runs(tmp_path_factory):
+    """One checkpoint of ci-tiny, restored three times: two policies, two disk latencies."""
+    results = tmp_path_factory.mktemp("gem5-results")
+    smoke = get_workload("smoke")
+    fast = get_system("ci-tiny")
+    slow = dataclasses.replace(fast, name="ci-tiny-slowdisk", disk_profile="hdd", disk_delay_us=5000.0)
+    out = {}
+    for label, system, policy in (("baseline", fast, "baseline"), ("madv", fast, "madv-free-off"),
+                                  ("slowdisk", slow, "baseline")):
+        spec = runs.RunSpec(study="gem5-test", system=system, policy=get_policy(policy),
+                            workload=smoke, arguments=smoke.arguments({"read_mib": 8, "anon_mib": 4}),
+                            repetition=0, backend="gem5")
+        record = runs.execute(spec, gem5_backend, results=results, timeout_s=3600)
+        out[label] = (record, results / "gem5-test" / record["run_id"])
+    return out
+
+
+@needs_gem5
+def test_restores_of_one_checkpoint_read_back_their_own_policies(gem5_runs):
+    checkpoints = set()
+    for label, (record, directory) in gem5_runs.items():
+        assert record["status"] == "ok", f"{label}: {record['reason']}"
+        policy = next(e for e in read_events(directory) if e["event"] == "policy")
+        assert policy["readback"]["madv_free"] == (0 if label == "madv" else 1)
+        checkpoints.add(record["artefacts"]["checkpoint"]["key"])
+    assert len(checkpoints) == 1, "the three runs must share one boot"
+
+
+@needs_gem5
+def test_stats_has_exactly_one_block_per_phase(gem5_runs):
+    for record, directory in gem5_runs.values():
+        phases = [e["name"] for e in read_events(directory) if e["event"] == "phase"]
+        blocks = parse_stats(directory / "stats.txt")
+        assert phases == ["read", "anon"] and len(blocks) == len(phases)
+        assert (directory / "config.ini").is_file() and (directory / "config.json").is_file()
+        assert record["artefacts"]["gem5"]["version"].startswith("24.0")
+
+
+@needs_gem5
+def test_a_slower_disk_makes_the_disk_phase_longer(gem5_runs):
+    def read_phase_seconds(directory):
+        return block_values(parse_stats(directory / "stats.txt")[0])["simSeconds"]
+    fast = read_phase_seconds(gem5_runs["baseline"][1])
+    slow = read_phase_seconds(gem5_runs["slowdisk"][1])
+    assert slow > 2 * fast, (fast, slow)
