@@ -47,31 +47,20 @@ static void wait_reply(struct running *r, int id, char want)
 
 static struct running launch(const char *dir, int id, long long heap_mib, long long hot, long long seed)
 {
-	int cmd[2], reply[2];
-	if (pipe(cmd) || pipe(reply))
-		guest_fail(NAME, 1, "pipe failed");
-	pid_t pid = fork();
-	if (pid < 0)
-		guest_fail(NAME, 1, "fork failed");
-	if (pid == 0) {
-		char exe[512], data[512], a_id[32], a_data[560], a_heap[48], a_hot[48], a_seed[48];
-		snprintf(exe, sizeof(exe), "%s/app-%02d", dir, id);
-		snprintf(data, sizeof(data), "%s/app-%02d.dat", dir, id);
-		snprintf(a_id, sizeof(a_id), "--id=%d", id);
-		snprintf(a_data, sizeof(a_data), "--data=%s", data);
-		snprintf(a_heap, sizeof(a_heap), "--heap-mib=%lld", heap_mib);
-		snprintf(a_hot, sizeof(a_hot), "--hot-percent=%lld", hot);
-		snprintf(a_seed, sizeof(a_seed), "--seed=%lld", seed * 1000 + id);
-		dup2(cmd[0], 0);
-		dup2(reply[1], 3);
-		close(cmd[1]);
-		close(reply[0]);
-		execl(exe, exe, "--mode=window", a_id, a_data, a_heap, a_hot, a_seed, (char *)NULL);
-		_exit(127);
-	}
-	close(cmd[0]);
-	close(reply[1]);
-	return (struct running){pid, cmd[1], reply[0]};
+	char exe[512], data[512], a_id[32], a_data[560], a_heap[48], a_hot[48], a_seed[48];
+	snprintf(exe, sizeof(exe), "%s/app-%02d", dir, id);
+	snprintf(data, sizeof(data), "%s/app-%02d.dat", dir, id);
+	snprintf(a_id, sizeof(a_id), "--id=%d", id);
+	snprintf(a_data, sizeof(a_data), "--data=%s", data);
+	snprintf(a_heap, sizeof(a_heap), "--heap-mib=%lld", heap_mib);
+	snprintf(a_hot, sizeof(a_hot), "--hot-percent=%lld", hot);
+	snprintf(a_seed, sizeof(a_seed), "--seed=%lld", seed * 1000 + id);
+	char *argv[] = {exe, "--mode=window", a_id, a_data, a_heap, a_hot, a_seed, NULL};
+	struct running r;
+	r.pid = wl_spawn_app(argv, &r.cmd, &r.reply);
+	if (r.pid < 0)
+		guest_fail(NAME, 1, "cannot start application %d", id);
+	return r;
 }
 
 int main(int argc, char **argv)

@@ -51,30 +51,16 @@ static void end_app_phase(char command)
 
 static pid_t start_app(void)
 {
-	int cmd[2], reply[2];
-	char heap[48], period[48], data[600];
+	char heap[48], period[48], data[600], exe[512];
 	snprintf(heap, sizeof(heap), "--heap-mib=%lld", wl_int(opts, "app-heap-mib"));
 	snprintf(period, sizeof(period), "--period-us=%lld", wl_int(opts, "period-us"));
 	snprintf(data, sizeof(data), "--data=%s", wl_str(opts, "app-data"));
-	if (pipe(cmd) || pipe(reply))
-		guest_fail(NAME, 1, "pipe failed");
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(cmd[0], 0);
-		dup2(reply[1], 3);
-		close(cmd[1]);
-		close(reply[0]);
-		execl(wl_str(opts, "app"), wl_str(opts, "app"), "--mode=interactive", "--hot-percent=100",
-		      data, heap, period, (char *)NULL);
-		_exit(127);
-	}
-	close(cmd[0]);
-	close(reply[1]);
-	cmd_fd = cmd[1];
-	reply_fd = reply[0];
+	snprintf(exe, sizeof(exe), "%s", wl_str(opts, "app"));
+	char *argv[] = {exe, "--mode=interactive", "--hot-percent=100", data, heap, period, NULL};
+	pid_t pid = wl_spawn_app(argv, &cmd_fd, &reply_fd);
 	char c;
-	if (read(reply_fd, &c, 1) != 1 || c != 'R')
-		guest_fail(NAME, 2, "the interactive program '%s' did not start", wl_str(opts, "app"));
+	if (pid < 0 || read(reply_fd, &c, 1) != 1 || c != 'R')
+		guest_fail(NAME, 2, "the interactive program '%s' did not start", exe);
 	return pid;
 }
 

@@ -162,6 +162,27 @@ int wl_write_random_file(const char *path, size_t bytes, uint64_t seed)
 	return close(fd);
 }
 
+pid_t wl_spawn_app(char *const argv[], int *cmd_fd, int *reply_fd)
+{
+	int cmd[2], reply[2];
+	if (pipe(cmd) || pipe(reply))
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(cmd[0], 0);
+		dup2(reply[1], 3);
+		close(cmd[1]);
+		close(reply[0]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(cmd[0]);
+	close(reply[1]);
+	*cmd_fd = cmd[1];
+	*reply_fd = reply[0];
+	return pid;
+}
+
 void wl_vm_read(struct wl_vm *vm)
 {
 	vm->pgmajfault = guest_vmstat("pgmajfault");

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "guest.h"
 
@@ -51,6 +52,10 @@ long long wl_read_file(const char *path, size_t chunk);
 
 /* Fill `path` with `bytes` of seeded pseudo-random data (for --generate-data). */
 int wl_write_random_file(const char *path, size_t bytes, uint64_t seed);
+
+/* Start a generated application (workloads/lib/app) with argv: its stdin reads
+ * our commands (*cmd_fd), its fd 3 carries its replies (*reply_fd). */
+pid_t wl_spawn_app(char *const argv[], int *cmd_fd, int *reply_fd);
 
 /* Counters at a point, to take deltas of. */
 struct wl_vm {
