@@ -11,7 +11,7 @@ per simulated second, and peak host memory of the simulation.
 """
 
 import dataclasses
-import json
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -23,8 +23,6 @@ from reclaimstudy.cli import parse_params
 from reclaimstudy.policies import get_policy
 from reclaimstudy.systems import get_system
 from reclaimstudy.workloads import get_workload
-
-import re
 
 CACHES = {"hierarchy": "private-l1-private-l2", "l1d": "32KiB", "l1i": "32KiB", "l2": "1MiB"}
 
