@@ -56,6 +56,13 @@ def test_a_killed_sweep_resumes_without_losing_or_redoing_runs(tmp_path):
     third = sweep(tmp_path)
     assert "14 already done, 0 to run" in third.stderr
 
+    # ... and the report of the whole study, end to end through the command line.
+    report = subprocess.run([sys.executable, "-m", "reclaimstudy", "report", "smoke", "--results",
+                             str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert report.returncode == 0, report.stderr
+    html = (study_dir / "report" / "report.html").read_text()
+    assert 'id="seed-reproduction"' in html and html.count("data:image/png;base64,") >= 6
+
 
 def test_failed_runs_keep_their_reason_fail_the_sweep_and_are_redone(tmp_path):
     study = tmp_path / "tiny.toml"
