@@ -19,7 +19,7 @@ from jinja2 import Environment, FileSystemLoader  # noqa: E402
 
 from analysis.compare import compare, format_text, policy_order  # noqa: E402
 from analysis.seeds import reproduction  # noqa: E402
-from analysis.table import build_table, export, study_runs  # noqa: E402
+from analysis.table import build_table, current_runs, export, study_runs  # noqa: E402
 from reclaimstudy.errors import StudyError  # noqa: E402
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -98,7 +98,7 @@ def _phase_plot(part: pd.DataFrame, policies: list[str], title: str, path: Path)
 
 def _inputs(study_path: Path, study: str) -> list[dict]:
     seen = {}
-    for _, record in study_runs(study_path, study):
+    for _, record in current_runs(study_runs(study_path, study))[0]:
         artefacts = record["artefacts"]
         key = json.dumps({"backend": record["backend"], "system": record["system"],
                           "kernel": artefacts.get("kernel", {}).get("key"),
@@ -132,6 +132,7 @@ def build_report(study, results: Path) -> dict:
     comparison = compare(table, study.baseline)
     failed = table[table["status"] != "ok"][["run_id", "experiment", "policy", "system",
                                                "backend"]].drop_duplicates()
+    superseded = table.attrs.get("superseded", 0)
     reasons = {rid: rec["reason"] for _, rec in study_runs(study_path, study.name)
                for rid in [rec["run_id"]] if rec["status"] != "ok"}
     experiments = []
@@ -162,6 +163,7 @@ def build_report(study, results: Path) -> dict:
     context = {
         "study": study, "generated": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "backends": sorted(set(table["backend"])), "runs": table["run_id"].nunique(),
+        "superseded": superseded,
         "failed": [{**row, "reason": reasons.get(row["run_id"], "")}
                    for row in failed.to_dict("records")],
         "experiments": experiments,

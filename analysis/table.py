@@ -15,9 +15,10 @@ import pandas as pd
 from analysis.gem5stats import StatsError, block_values, parse_stats
 from analysis.records import phase_vmstat_deltas, read_events, workload_metrics
 from reclaimstudy.errors import StudyError
+from reclaimstudy.hashing import json_sha256
 from reclaimstudy.runs import PARTIAL
 
-COLUMNS = ["run_id", "study", "experiment", "backend", "system", "policy", "workload", "repetition",
+COLUMNS = ["run_id", "study", "experiment", "artefacts", "backend", "system", "policy", "workload", "repetition",
            "arguments", "status", "source", "phase", "metric", "index", "value", "unit", "better"]
 # Guest counters reported per phase: (name in the table, /proc/vmstat counters summed, unit).
 VMSTAT = [
@@ -98,7 +99,7 @@ def gem5_rows(run_dir: Path, phases: list[str]) -> list[dict]:
 
 
 def run_rows(run_dir: Path, record: dict) -> list[dict]:
-    base = {"run_id": record["run_id"], "study": record["study"],
+    base = {"run_id": record["run_id"], "study": record["study"], "artefacts": artefacts_key(record),
             "experiment": record.get("experiment") or record["workload_name"],
             "backend": record["backend"],
             "system": record["system_name"], "policy": record["policy_name"],
@@ -142,11 +143,37 @@ def study_runs(study_path: Path, study: str | None = None) -> list[tuple[Path, d
     return found
 
 
+def artefacts_key(record: dict) -> str:
+    """Which kernel, image and simulator a run ran on, as a short key."""
+    artefacts = record.get("artefacts", {})
+    return json_sha256({"kernel": artefacts.get("kernel", {}).get("key"),
+                        "image": artefacts.get("image", {}).get("key"),
+                        "gem5": (artefacts.get("gem5") or {}).get("sha256")})[:8]
+
+
+def current_runs(found: list[tuple[Path, dict]]) -> tuple[list[tuple[Path, dict]], int]:
+    """Runs of the newest kernel/image/simulator per backend and system, and how many
+    older ones were set aside: runs made on other artefacts are not repetitions."""
+    newest = {}
+    for _, record in found:
+        where = (record["backend"], record["system_name"])
+        stamp = (record.get("started_at", ""), artefacts_key(record))
+        newest[where] = max(newest.get(where, stamp), stamp)
+    kept = [(d, r) for d, r in found
+            if artefacts_key(r) == newest[(r["backend"], r["system_name"])][1]]
+    return kept, len(found) - len(kept)
+
+
 def build_table(study_path: Path, study: str | None = None) -> pd.DataFrame:
+    """The tidy table of a study's current runs; `table.attrs["superseded"]` counts the
+    runs set aside because newer artefacts replaced theirs."""
+    kept, superseded = current_runs(study_runs(study_path, study))
     rows = []
-    for run_dir, record in study_runs(study_path, study):
+    for run_dir, record in kept:
         rows += run_rows(run_dir, record)
-    return pd.DataFrame(rows, columns=COLUMNS)
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    table.attrs["superseded"] = superseded
+    return table
 
 
 def export(table: pd.DataFrame, stem: Path) -> list[Path]:

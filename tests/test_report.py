@@ -103,3 +103,21 @@ document.getElementById('r').onload = function () {{
                     report["html"].as_uri()], capture_output=True, timeout=120)
     pixels = matplotlib.image.imread(shot)
     assert pixels.std() > 0.05  # not a blank page
+
+
+def test_runs_on_replaced_artefacts_are_set_aside_not_pooled(tmp_path):
+    study = tmp_path / "smoke"
+    shutil.copytree(RUNS / "smoke", study)
+    # The same points again, later, on another image: a newer generation of runs.
+    import json
+    for old in list(study.iterdir()):
+        new = study / f"{old.name}-newimage"
+        shutil.copytree(old, new)
+        record = json.loads((new / "run.json").read_text())
+        record["run_id"] = new.name
+        record["artefacts"]["image"]["key"] = "0123456789abcdef"
+        record["started_at"] = "2099-01-01T00:00:00+0000"
+        (new / "run.json").write_text(json.dumps(record))
+    table = build_table(study, "smoke")
+    assert table["run_id"].nunique() == 14 and table.attrs["superseded"] == 14
+    assert all(rid.endswith("-newimage") for rid in table["run_id"].unique())
