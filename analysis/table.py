@@ -22,6 +22,7 @@ COLUMNS = ["run_id", "study", "experiment", "artefacts", "backend", "system", "p
            "arguments", "status", "source", "phase", "metric", "index", "value", "unit", "better"]
 # Guest counters reported per phase: (name in the table, /proc/vmstat counters summed, unit).
 VMSTAT = [
+    ("pgfault", ("pgfault",), "faults"),
     ("pgmajfault", ("pgmajfault",), "faults"),
     ("pswpin", ("pswpin",), "pages"),
     ("pswpout", ("pswpout",), "pages"),
