@@ -147,3 +147,18 @@ def test_default_run_completes_under_qemu_on_a_tiny_system(tmp_path, name):
     names = [e["name"] for e in events if e["event"] == "phase"]
     assert names == list(workload.phases)
     assert workload_metrics(name, events)
+
+
+@pytest.mark.slow
+def test_mmap_seq_runs_the_images_fio_with_the_mmap_engine(tmp_path):
+    workload = get_workload("mmap-seq")
+    spec = runs.RunSpec(study="wl", system=get_system("ci-tiny"), policy=get_policy("baseline"),
+                        workload=workload, arguments=workload.arguments({"engine": "fio", "passes": 2}),
+                        repetition=0, backend="qemu")
+    record = runs.execute(spec, qemu_backend, results=tmp_path, timeout_s=600)
+    assert record["status"] == "ok", record["reason"]
+    from analysis.records import read_events
+    events = read_events(tmp_path / "wl" / record["run_id"])
+    assert [e["name"] for e in events if e["event"] == "phase"] == ["fio-pass1", "fio-pass2"]
+    bandwidth = [m for m in workload_metrics("mmap-seq", events) if m.metric == "fio_bw_kib_s"]
+    assert len(bandwidth) == 2 and all(m.value > 0 for m in bandwidth)
