@@ -36,6 +36,8 @@ IMAGE_RECIPE = 1
 ROOTFS_RECIPE = 1
 # Free room left in the root file system beyond its contents.
 ROOT_SLACK_MIB = 96
+# Images are 0.5-2 GiB: keep this many of the most recently built, delete older ones.
+KEEP_IMAGES = 6
 
 
 @dataclass(frozen=True)
@@ -262,4 +264,18 @@ def _assemble(system: System, tarball: Path, rootfs: dict, inputs: dict, key: st
     shutil.rmtree(work, ignore_errors=True)
     console.print(f"image {key}: built in {manifest['build_seconds']:.0f} s "
                   f"({size_mib} MiB root, {system.swap_mib} MiB swap) -> {final}")
+    prune_images(images)
     return Image(final)
+
+
+def prune_images(images: Path, keep: int = KEEP_IMAGES) -> list[Path]:
+    """Delete all but the `keep` most recently built images (a run in progress keeps its
+    open files; the next run that needs a deleted image rebuilds it)."""
+    built = sorted((p.parent for p in images.glob("*/manifest.json")),
+                   key=lambda d: (d / "manifest.json").stat().st_mtime, reverse=True)
+    removed = built[keep:]
+    for directory in removed:
+        shutil.rmtree(directory, ignore_errors=True)
+    if removed:
+        console.print(f"image cache: removed {len(removed)} older image(s), kept {keep}")
+    return removed

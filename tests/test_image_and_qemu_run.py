@@ -101,3 +101,18 @@ def test_a_run_that_times_out_is_published_as_failed_with_the_reason(tmp_path):
     record = runs.execute(spec, qemu_backend, results=tmp_path, timeout_s=1.0)
     assert record["status"] == "failed" and record["reason"] == "time-out after 1 s"
     assert (tmp_path / "t" / record["run_id"] / "console.log").is_file()
+
+
+def test_old_images_are_pruned_newest_kept(tmp_path):
+    import os
+    import time
+    from reclaimstudy.image import prune_images
+    for number in range(5):
+        directory = tmp_path / f"img{number}"
+        directory.mkdir()
+        (directory / "manifest.json").write_text("{}")
+        stamp = time.time() - 1000 + number
+        os.utime(directory / "manifest.json", (stamp, stamp))
+    removed = prune_images(tmp_path, keep=2)
+    assert sorted(p.name for p in removed) == ["img0", "img1", "img2"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["img3", "img4"]
