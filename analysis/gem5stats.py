@@ -7,7 +7,6 @@ Vectors and distributions come out as one row per `::sub` entry (`::samples`, `:
 line (a simulation killed mid-dump) is an error, never data.
 """
 
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,7 +102,3 @@ def stats_frame(path: Path) -> pd.DataFrame:
 
 def block_values(block: list[Stat]) -> dict[str, float]:
     return {s.key: s.value for s in block}
-
-
-def finite(value: float) -> bool:
-    return value is not None and math.isfinite(value)

@@ -184,11 +184,6 @@ def image_inputs(system: System) -> dict:
     }
 
 
-def cached_image(system: System) -> Image | None:
-    directory = cache_dir() / "images" / json_sha256(image_inputs(system))[:16]
-    return Image(directory) if (directory / "manifest.json").is_file() else None
-
-
 def _du_mib(tree: Path) -> float:
     total = 0
     for path in tree.rglob("*"):

@@ -184,12 +184,6 @@ def configure(source: Path, log_dir: Path) -> None:
                          + "\n  ".join(unmet))
 
 
-def cached_kernel() -> Kernel | None:
-    """The cached build for the current inputs, if there is one."""
-    directory = cache_dir() / "kernels" / kernel_key(kernel_inputs())
-    return Kernel(directory) if (directory / "manifest.json").is_file() else None
-
-
 def _expected_steps(kernels_dir: Path) -> int:
     """Object count of the last build, the best guess for this one."""
     counts = []

@@ -13,7 +13,6 @@ from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import WORKLOADS
 from reclaimstudy.tomlfile import check_keys, load
 
-GUEST_ROOT = "/usr/lib/reclaim/workloads"
 GUEST_DATA = "/usr/share/reclaim/data"
 NOT_WORKLOADS = {"lib", "tools", "build"}
 
