@@ -18,6 +18,7 @@ from reclaimstudy.systems import get_system
 from reclaimstudy.workloads import get_workload, load_workloads
 
 SEED_WORKLOADS = ["thrash", "mmap-seq", "desktop-launch", "hot-stream", "lazyfree", "make-grep"]
+ALL_WORKLOADS = SEED_WORKLOADS + ["disk-calib"]
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +59,7 @@ def tiny_args(name, data, tmp_path):
         "lazyfree": ["--threads=1,2", "--records=20", "--chunks=8", "--chunk-kib=64"],
         "make-grep": [f"--data-dir={data}/make-grep", f"--out-dir={tmp_path}/objs",
                       "--make-passes=1"],
+        "disk-calib": [f"--file={data}/file.bin", "--random-reads=20", "--seq-mib=4"],
     }[name]
 
 
@@ -69,7 +71,7 @@ def test_every_seed_has_a_workload_with_a_parser():
         assert (WORKLOADS / name / "parse.py").is_file()
 
 
-@pytest.mark.parametrize("name", SEED_WORKLOADS)
+@pytest.mark.parametrize("name", ALL_WORKLOADS)
 def test_native_tiny_run_gives_records_its_parser_reads(programs, data, tmp_path, name):
     result = native(programs, name, *tiny_args(name, data, tmp_path))
     assert result.returncode == 0, result.stderr
@@ -119,6 +121,8 @@ def test_desktop_launch_progress_is_cumulative(programs, data, tmp_path):
     ("lazyfree", ["--free=later"], "bad --free=later"),
     ("make-grep", ["--data-dir=/nowhere"], "no src/ and scan/ trees"),
     ("make-grep", ["--make-passes=0"], "bad --make-passes=0"),
+    ("disk-calib", ["--file=/no/such/file"], "cannot open '/no/such/file' with O_DIRECT"),
+    ("disk-calib", ["--random-reads=0"], "bad --random-reads=0"),
 ])
 def test_bad_parameters_exit_non_zero_with_an_error_record(programs, name, args, message):
     result = native(programs, name, *args)
@@ -134,7 +138,7 @@ def test_thrash_refuses_a_file_size_the_file_does_not_have(programs, data):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", SEED_WORKLOADS)
+@pytest.mark.parametrize("name", ALL_WORKLOADS)
 def test_default_run_completes_under_qemu_on_a_tiny_system(tmp_path, name):
     workload = get_workload(name)
     spec = runs.RunSpec(study="wl", system=get_system("ci-tiny"), policy=get_policy("baseline"),
