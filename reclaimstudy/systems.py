@@ -41,12 +41,14 @@ class System:
     disk_delay_us: float
     swap_mib: int
     path: Path
+    # Measured in the guest by the disk-calib workload on gem5 (not an input).
+    disk_calibration: dict | None = None
 
     def identity(self) -> dict:
         """Everything about the system that can change a result."""
         fields = dict(self.__dict__)
-        fields.pop("path")
-        fields.pop("description")
+        for key in ("path", "description", "disk_calibration"):
+            fields.pop(key)
         return fields
 
     def memory_layout(self) -> dict:
@@ -85,8 +87,12 @@ def parse_system(name: str, table: dict, path: Path) -> System:
     check_keys(f"{where} [cpu]", cpu, {"model", "cores", "clock"}, {"model", "cores", "clock"})
     check_keys(f"{where} [caches]", caches, {"hierarchy", "l1d", "l1i", "l2"}, {"hierarchy"})
     check_keys(f"{where} [memory]", memory, {"type", "size_mib"}, {"type", "size_mib"})
-    check_keys(f"{where} [disk]", disk, {"profile", "delay_us", "swap_mib"},
+    check_keys(f"{where} [disk]", disk, {"profile", "delay_us", "swap_mib", "calibration"},
                {"profile", "delay_us", "swap_mib"})
+    calibration = disk.get("calibration", {})
+    check_keys(f"{where} [disk.calibration]", calibration,
+               {"random_4k_latency_us", "sequential_mib_s", "measured_with"},
+               {"random_4k_latency_us", "sequential_mib_s", "measured_with"} if calibration else set())
     hierarchy = _choice(f"{where} [caches]", "hierarchy", caches["hierarchy"], HIERARCHIES)
     sizes = {}
     for level in ("l1d", "l1i", "l2"):
@@ -119,6 +125,7 @@ def parse_system(name: str, table: dict, path: Path) -> System:
         disk_delay_us=float(delay),
         swap_mib=_integer(f"{where} [disk]", "swap_mib", disk["swap_mib"], 16, 65536),
         path=path,
+        disk_calibration=calibration or None,
     )
 
 

@@ -106,3 +106,15 @@ def test_command_line_params_are_typed():
     assert parse_params(["a=1", "b=0.5", "c=text"]) == {"a": 1, "b": 0.5, "c": "text"}
     with pytest.raises(StudyError, match="expected NAME=VALUE"):
         parse_params(["novalue"])
+
+
+def test_a_disk_calibration_is_checked_and_is_not_an_input(tmp_path):
+    text = _system_toml() + ("[disk.calibration]\nrandom_4k_latency_us = 5100.0\n"
+                             "sequential_mib_s = 55.0\nmeasured_with = \"gem5 24.0, timing\"\n")
+    (tmp_path / "cal.toml").write_text(text)
+    system = systems.get_system("cal", tmp_path)
+    assert system.disk_calibration["sequential_mib_s"] == 55.0
+    assert "disk_calibration" not in system.identity()
+    (tmp_path / "bad.toml").write_text(_system_toml() + "[disk.calibration]\nspeed = 1\n")
+    with pytest.raises(StudyError, match="unknown key\\(s\\) speed"):
+        systems.get_system("bad", tmp_path)
