@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,8 @@ from reclaimstudy.systems import System
 
 NAME = "gem5"
 CONFIG_SCRIPT = CONFIGS / "gem5" / "reclaim_fs.py"
+IDENTIFY = CONFIGS / "gem5" / "identify.py"
+IDENTITY_MARK = "RECLAIM-GEM5-IDENTITY "
 EXPECTED_VERSION = "24.0"
 # Boot on the checkpoint's CPU: gem5's own m5 exit events, idle=halt against the
 # mwait_idle oops reported after CPU switches, a fixed loops-per-jiffy (no calibration).
@@ -55,20 +58,19 @@ class Gem5:
 
 
 def _build_info(path: Path) -> dict:
-    try:
-        result = subprocess.run([str(path), "-B"], capture_output=True, text=True, timeout=120)
-    except OSError as error:
-        raise StudyError(f"GEM5={path} cannot be run ({error}); {MISSING_HINT}") from None
-    info = {"version": None, "options": {}}
+    """Version and build options, from our identify script run by the binary itself
+    (gem5 v24.0.0.1's own `-B` fails)."""
+    with tempfile.TemporaryDirectory() as outdir:
+        try:
+            result = subprocess.run([str(path), "--quiet", f"--outdir={outdir}", str(IDENTIFY)],
+                                    capture_output=True, text=True, timeout=300)
+        except OSError as error:
+            raise StudyError(f"GEM5={path} cannot be run ({error}); {MISSING_HINT}") from None
     for line in result.stdout.splitlines():
-        if match := re.match(r"gem5 version (\S+)", line.strip()):
-            info["version"] = match[1]
-        elif match := re.match(r"\s+(\w+) = (.*)$", line):
-            info["options"][match[1]] = match[2].strip()
-    if result.returncode != 0 or info["version"] is None:
-        raise StudyError(f"GEM5={path} did not answer `-B` like gem5 "
-                         f"(exit {result.returncode}); {MISSING_HINT}")
-    return info
+        if line.startswith(IDENTITY_MARK):
+            return json.loads(line[len(IDENTITY_MARK):])
+    raise StudyError(f"GEM5={path} did not run a gem5 configuration script "
+                     f"(exit {result.returncode}: {result.stderr.strip()[-300:]}); {MISSING_HINT}")
 
 
 def find_gem5() -> Gem5:

@@ -22,11 +22,11 @@ needs_gem5 = pytest.mark.skipif(
     reason="GEM5 is not set: these tests need an X86 build of gem5 v24.0 (export GEM5=.../gem5.opt)")
 
 
-def fake_gem5(tmp_path, isa_lines):
-    """A stand-in binary answering `-B` like gem5 does."""
+def fake_gem5(tmp_path, options):
+    """A stand-in binary that answers our identify script as gem5 would."""
+    identity = json.dumps({"version": "24.0.0.1", "options": options})
     path = tmp_path / "gem5.opt"
-    path.write_text("#!/bin/sh\necho 'Build information:'\necho\necho 'gem5 version 24.0.0.1'\n"
-                    "echo 'build options:'\n" + "".join(f"echo '    {l}'\n" for l in isa_lines))
+    path.write_text(f"#!/bin/sh\necho 'RECLAIM-GEM5-IDENTITY {identity}'\n")
     path.chmod(path.stat().st_mode | stat.S_IEXEC)
     return path
 
@@ -45,14 +45,14 @@ def test_a_gem5_path_that_is_not_a_program_is_refused(monkeypatch, tmp_path):
 
 def test_a_gem5_without_x86_is_refused(monkeypatch, tmp_path):
     monkeypatch.setenv("RECLAIMSTUDY_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("GEM5", str(fake_gem5(tmp_path, ["USE_ARM_ISA = True", "USE_X86_ISA = False"])))
+    monkeypatch.setenv("GEM5", str(fake_gem5(tmp_path, {"USE_ARM_ISA": "True", "USE_X86_ISA": "False"})))
     with pytest.raises(StudyError, match="is not an X86 build of gem5 \\(its ISAs: arm\\)"):
         gem5_backend.find_gem5()
 
 
 def test_an_x86_gem5_is_accepted_and_identified(monkeypatch, tmp_path):
     monkeypatch.setenv("RECLAIMSTUDY_CACHE", str(tmp_path / "cache"))
-    fake = fake_gem5(tmp_path, ["USE_X86_ISA = True", "PROTOCOL = MESI_Two_Level"])
+    fake = fake_gem5(tmp_path, {"USE_X86_ISA": "True", "PROTOCOL": "MESI_Two_Level"})
     monkeypatch.setenv("GEM5", str(fake))
     found = gem5_backend.find_gem5()
     assert found.version == "24.0.0.1" and len(found.sha256) == 64

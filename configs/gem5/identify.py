@@ -1,0 +1,17 @@
+"""Print what this gem5 binary is, as one JSON line (run by the study tool).
+
+    $GEM5 --quiet --outdir=DIR configs/gem5/identify.py
+gem5 v24.0.0.1's own `-B` fails (m5.defines has no gem5Version), so we ask the
+embedded modules directly.
+"""
+
+import json
+
+from m5 import defines
+
+import _m5.core
+
+print("RECLAIM-GEM5-IDENTITY " + json.dumps({
+    "version": _m5.core.gem5Version,
+    "options": {key: str(value) for key, value in defines.buildEnv.items()},
+}))
