@@ -44,7 +44,6 @@ CPU_TYPES = {"atomic": CPUTypes.ATOMIC, "timing": CPUTypes.TIMING, "o3": CPUType
 MEMORIES = {"DDR3_1600": single_channel.SingleChannelDDR3_1600,
             "DDR4_2400": single_channel.SingleChannelDDR4_2400,
             "LPDDR3_1600": single_channel.SingleChannelLPDDR3_1600}
-GUARD_NAME = "reclaim-guard"
 PANIC_TEXT = "Kernel panic - not syncing"
 
 
@@ -157,7 +156,7 @@ def main(params_path: str):
             return outcome.end("sim-time-limit", f"over {params['max_sim_seconds']} s simulated")
         if time.monotonic() - outcome.started > params["max_host_seconds"]:
             return outcome.end("host-time-limit", f"over {params['max_host_seconds']} s of host time")
-        m5.scheduleTickExitFromCurrent(guard_ticks, GUARD_NAME)
+        m5.scheduleTickExitFromCurrent(guard_ticks)
         return False
 
     simulator = Simulator(board=board, on_exit_event={
@@ -171,8 +170,9 @@ def main(params_path: str):
         ExitEvent.WORKEND: lambda: False,
     })
     # The first guard fires after instantiation (which may restore the checkpoint's tick).
+    # Its exit string stays gem5's default: only that one maps to SCHEDULED_TICK.
     simulator._instantiate()
-    m5.scheduleTickExitFromCurrent(guard_ticks, GUARD_NAME)
+    m5.scheduleTickExitFromCurrent(guard_ticks)
     simulator.run()
     if outcome.status == "running":
         outcome.end("error", f"simulation stopped: {simulator.get_last_exit_event_cause()}")
