@@ -29,6 +29,19 @@ def cmd_image(args) -> int:
     return 0
 
 
+def cmd_boot(args) -> int:
+    from reclaimstudy import gem5_backend
+    from reclaimstudy.image import build_image
+    from reclaimstudy.kernel import build_kernel
+    from reclaimstudy.systems import get_system
+
+    system = get_system(args.system)
+    gem5 = gem5_backend.find_gem5()
+    checkpoint = gem5_backend.ensure_checkpoint(gem5, build_kernel(), build_image(system), system)
+    print(checkpoint)
+    return 0
+
+
 def parse_params(pairs: list[str]) -> dict:
     """NAME=VALUE words from the command line, values typed as int, float or text."""
     values = {}
@@ -140,6 +153,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--system", default="desktop-hdd", help="system profile (configs/systems/NAME.toml)")
     p.add_argument("--force", action="store_true", help="rebuild even when a cached image exists")
     p.set_defaults(func=cmd_image)
+
+    p = sub.add_parser("boot", help="gem5: boot a system's memory layout once and checkpoint it "
+                                     "(or reuse the cached checkpoint); prints its directory")
+    p.add_argument("--system", default="desktop-hdd", help="system profile (configs/systems/NAME.toml)")
+    p.set_defaults(func=cmd_boot)
 
     p = sub.add_parser("run", help="run one point (system, policy, workload) on a backend")
     p.add_argument("--backend", default="qemu", help="qemu (functional) or gem5 (timing)")
