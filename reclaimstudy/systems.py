@@ -20,6 +20,9 @@ MEMORY_TYPES = ("DDR3_1600", "DDR4_2400", "LPDDR3_1600")
 MIN_MEMORY_MIB = 96
 # gem5's X86Board maps at most 3 GiB of memory.
 MAX_MEMORY_MIB = 3072
+# gem5 v24.0 keeps IdeDisk.delay in an `int` of ticks (picoseconds): past 2^31 - 1 ps
+# it wraps around (5000 us runs as 705 us), so longer delays cannot be modelled.
+MAX_DISK_DELAY_US = 2147
 SIZE = re.compile(r"^\d+(KiB|MiB)$")
 CLOCK = re.compile(r"^\d+(\.\d+)?(GHz|MHz)$")
 
@@ -111,6 +114,10 @@ def parse_system(name: str, table: dict, path: Path) -> System:
     delay = disk["delay_us"]
     if not isinstance(delay, (int, float)) or isinstance(delay, bool) or delay <= 0:
         raise StudyError(f"{where} [disk]: delay_us = {delay!r}; allowed: a number > 0")
+    if delay > MAX_DISK_DELAY_US:
+        raise StudyError(f"{where} [disk]: delay_us = {delay!r} is more than gem5 v24.0 can model; "
+                         f"allowed: up to {MAX_DISK_DELAY_US} (IdeDisk keeps the delay in a 32-bit "
+                         f"int of picoseconds, so larger values wrap around)")
     return System(
         name=name,
         description=table["description"],

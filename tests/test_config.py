@@ -56,13 +56,15 @@ def test_every_system_profile_loads():
 def _system_toml(memory="size_mib = 256\ntype = \"DDR3_1600\"", cpu='model = "timing"',
                  caches='hierarchy = "none"'):
     return (f'description = "x"\n[cpu]\n{cpu}\ncores = 1\nclock = "2GHz"\n[caches]\n{caches}\n'
-            f'[memory]\n{memory}\n[disk]\nprofile = "hdd"\ndelay_us = 5000\nswap_mib = 256\n')
+            f'[memory]\n{memory}\n[disk]\nprofile = "hdd"\ndelay_us = 2000\nswap_mib = 256\n')
 
 
 @pytest.mark.parametrize("text, message", [
     (_system_toml(memory='size_mib = 32\ntype = "DDR3_1600"'), "size_mib = 32 is too small; allowed: 96..3072"),
     (_system_toml(memory='size_mib = 256\ntype = "DDR9"'), "type = 'DDR9'; allowed: DDR3_1600"),
     (_system_toml(cpu='model = "kvm"'), "model = 'kvm'; allowed: atomic, timing, o3"),
+    (_system_toml().replace("delay_us = 2000", "delay_us = 2148"),
+     "delay_us = 2148 is more than gem5 v24.0 can model; allowed: up to 2147"),
     (_system_toml(caches='hierarchy = "private-l1-private-l2"\nl1d = "32KiB"'), "l1i is required"),
     (_system_toml(caches='hierarchy = "private-l1-private-l2"\nl1d = "32k"\nl1i = "32KiB"\nl2 = "1MiB"'),
      "l1d = '32k'; expected a value like '32KiB'"),

@@ -66,7 +66,7 @@ def test_params_give_the_boot_no_caches_and_the_run_the_profile():
     run = gem5_backend.gem5_params("run", system, kernel, image, Path("/c"), "timing", "a b", job="J")
     assert boot["caches"] == {"hierarchy": "none"} and boot["readfile_contents"] is None
     assert run["caches"]["l2"] == "1MiB" and run["readfile_contents"] == "J"
-    assert run["disk_delay_us"] == 5000 and run["memory"] == {"type": "DDR3_1600", "size_mib": 256}
+    assert run["disk_delay_us"] == 2000 and run["memory"] == {"type": "DDR3_1600", "size_mib": 256}
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +75,7 @@ def gem5_runs(tmp_path_factory):
     results = tmp_path_factory.mktemp("gem5-results")
     smoke = get_workload("smoke")
     fast = get_system("ci-tiny")
-    slow = dataclasses.replace(fast, name="ci-tiny-slowdisk", disk_profile="hdd", disk_delay_us=5000.0)
+    slow = dataclasses.replace(fast, name="ci-tiny-slowdisk", disk_profile="hdd", disk_delay_us=2000.0)
     out = {}
     for label, system, policy in (("baseline", fast, "baseline"), ("madv", fast, "madv-free-off"),
                                   ("slowdisk", slow, "baseline")):
