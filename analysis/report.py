@@ -28,6 +28,15 @@ MAX_BARS = 6
 TIMELINES = {"cumulative_s": "step", "launch_s": "step", "round_s": "round", "pass_s": "pass"}
 
 
+def _finish(fig, title: str, path: Path) -> Path:
+    """Title, lay out, save and close a figure."""
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def _bar_plot(part: pd.DataFrame, policies: list[str], title: str, path: Path) -> Path | None:
     metrics = list(dict.fromkeys(zip(part["metric"], part["phase"], part["unit"])))[:MAX_BARS]
     if not metrics:
@@ -42,11 +51,7 @@ def _bar_plot(part: pd.DataFrame, policies: list[str], title: str, path: Path) -
         ax.set_xticks(range(len(present)), present, rotation=30, ha="right", fontsize=8)
         ax.set_title(f"{metric}" + (f" [{phase}]" if phase else ""), fontsize=9)
         ax.set_ylabel(unit, fontsize=8)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _finish(fig, title, path)
 
 
 def _timeline_plot(rows: pd.DataFrame, policies: list[str], title: str, path: Path) -> Path | None:
@@ -65,11 +70,7 @@ def _timeline_plot(rows: pd.DataFrame, policies: list[str], title: str, path: Pa
         ax.set_xlabel(TIMELINES[metric])
         ax.set_ylabel(f"{metric} ({data['unit'].iloc[0]})")
         ax.legend(fontsize=7)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _finish(fig, title, path)
 
 
 def _phase_plot(part: pd.DataFrame, policies: list[str], title: str, path: Path) -> Path | None:
@@ -89,11 +90,7 @@ def _phase_plot(part: pd.DataFrame, policies: list[str], title: str, path: Path)
                   fontsize=8)
     ax.set_ylabel("s")
     ax.legend(fontsize=7)
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _finish(fig, title, path)
 
 
 def _inputs(study_path: Path, study: str) -> list[dict]:
