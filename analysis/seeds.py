@@ -10,6 +10,9 @@ from reclaimstudy.paths import CONFIGS
 from reclaimstudy.tomlfile import check_keys, load
 
 SEEDS_FILE = CONFIGS / "seeds.toml"
+# The comparison none of the seeds had: where an experiment also ran it, the table
+# puts it beside the seed's "on" policy (the unpatched kernel's classic LRU).
+MGLRU_POLICY = "mglru"
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,8 @@ def load_claims(path=SEEDS_FILE) -> list[Claim]:
 
 def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     """One row per (claim, backend) with runs: the seed's ratio with/without, ours, whether
-    the direction (better or worse with the seed's change) is the same."""
+    the direction (better or worse with the seed's change) is the same, and MGLRU's value
+    and its ratio to the seed's "on" policy where the experiment ran MGLRU."""
     rows = []
     if comparison.empty:
         return pd.DataFrame(rows)
@@ -68,6 +72,7 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
             ratio = ours_with / ours_without if ours_without else math.nan
             same = (ratio < 1) == (claim.seed_ratio < 1) if ratio == ratio and ratio != 1 else False
             p = cells[claim.without_policy]["p_value"]
+            mglru = cells[MGLRU_POLICY]["mean"] if MGLRU_POLICY in cells else math.nan
             rows.append({
                 "seed": claim.seed, "what": claim.what, "metric": claim.metric,
                 "phase": claim.phase, "unit": claim.unit, "backend": backend, "system": system,
@@ -75,6 +80,8 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
                 "seed_ratio": claim.seed_ratio, "ours_with": ours_with,
                 "ours_without": ours_without, "ours_ratio": ratio,
                 "direction_reproduced": bool(same), "p_value": p,
+                "ours_mglru": mglru,
+                "mglru_ratio": mglru / ours_with if ours_with and mglru == mglru else math.nan,
                 "timing": "gem5 (modelled hardware)" if backend == "gem5" else
                           "QEMU (functional only, no timing model)",
             })
