@@ -10,6 +10,7 @@ from rich.text import Text
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import RESULTS
 from reclaimstudy.progress import console
+from reclaimstudy.sweep import STATUS_EVERY_S
 
 
 def cmd_kernel(args) -> int:
@@ -89,7 +90,8 @@ def cmd_sweep(args) -> int:
 
     study = load_study(args.study)
     backend = resolve_backend(args.backend)
-    result = run_sweep(study, backend, args.results, jobs=args.jobs, timeout_s=args.timeout)
+    result = run_sweep(study, backend, args.results, jobs=args.jobs, timeout_s=args.timeout,
+                       status_every_s=args.status_every)
     console.print(f"sweep {study.name}: {result.planned} runs, {result.skipped} already done, "
                   f"{result.done} run now, {len(result.failed)} failed")
     return 0 if result.ok else 1
@@ -139,6 +141,16 @@ def resolve_backend(name: str) -> str:
     return "qemu"
 
 
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"'{text}': allowed a number of seconds > 0")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="study", description="gem5 full-system study of Linux page-reclaim policies")
@@ -178,6 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", "-j", type=int, help="runs at once (default: cores, as memory allows)")
     p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
     p.add_argument("--timeout", type=float, help="seconds before a run is killed and marked failed")
+    p.add_argument("--status-every", type=_positive_seconds, default=STATUS_EVERY_S, metavar="S",
+                   help=f"say what is running every S seconds (default {STATUS_EVERY_S:.0f})")
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("compare", help="compare policies across a study's runs (mmtests-style)")
@@ -198,6 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", "-j", type=int, help="runs at once (default: cores, as memory allows)")
     p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
     p.add_argument("--timeout", type=float, help="seconds before a run is killed and marked failed")
+    p.add_argument("--status-every", type=_positive_seconds, default=STATUS_EVERY_S, metavar="S",
+                   help=f"say what is running every S seconds (default {STATUS_EVERY_S:.0f})")
     p.set_defaults(func=cmd_smoke)
     return parser
 

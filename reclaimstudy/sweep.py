@@ -6,6 +6,7 @@ runs are skipped, failed ones are redone, and half-written ones (left in the stu
 .partial folder) are thrown away.
 """
 
+import json
 import os
 import shutil
 import time
@@ -22,6 +23,10 @@ from reclaimstudy.studies import Study
 # Host memory one simulation takes beyond its guest's memory (measured with a 128 MiB
 # guest: gem5 peaked at 796 MiB atomic, 814 timing, 1018 O3; QEMU TCG ~100 MiB above).
 OVERHEAD_MIB = {"qemu": 256, "gem5": 1024}
+# A gem5 run takes minutes to hours: say what is running this often when nothing finishes.
+STATUS_EVERY_S = 120.0
+# Where a running run's guest console is: QEMU's serial log, gem5's first UART.
+CONSOLE_FILES = ("console.log", "board.pc.com_1.device")
 
 
 @dataclass
@@ -74,6 +79,35 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def current_phase(partial_dir: Path) -> str:
+    """The guest's last phase mark in a running run's console, or where it is before one."""
+    phase = "starting"
+    for name in CONSOLE_FILES:
+        path = partial_dir / name
+        if not path.is_file():
+            continue
+        with open(path, errors="replace") as text:
+            for line in text:
+                if '"event":"job_start"' in line and phase == "starting":
+                    phase = "set-up"
+                elif '"event":"phase"' in line or '"event":"phases_done"' in line:
+                    try:
+                        event = json.loads(line.split("@@reclaim ", 1)[1])
+                    except (IndexError, ValueError):
+                        continue  # a line still being written
+                    phase = f"phase {event['name']}" if event["event"] == "phase" else "finishing"
+    return phase
+
+
+def _status_lines(study_path: Path, running: dict, started: dict) -> list[str]:
+    lines = []
+    for identifier, label in running.items():
+        partial = next(iter((study_path / runs.PARTIAL).glob(f"{identifier}-*")), None)
+        where = current_phase(partial) if partial else "starting"
+        lines.append(f"  running: {label}: {where}, {time.monotonic() - started[identifier]:.0f} s")
+    return lines
+
+
 def _eta(started: float, finished: int, left: int, jobs: int) -> str:
     if not finished:
         return "?"
@@ -82,7 +116,8 @@ def _eta(started: float, finished: int, left: int, jobs: int) -> str:
 
 
 def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None = None,
-              timeout_s: float | None = None) -> SweepResult:
+              timeout_s: float | None = None,
+              status_every_s: float = STATUS_EVERY_S) -> SweepResult:
     backend = get_backend(backend_name)
     plan = study.runs(backend_name)
     study_path = runs.study_dir(study.name, results)
@@ -113,13 +148,28 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
                       "gives the hardware timing")
     options = {"timeout_s": timeout_s} if timeout_s else {}
     started = time.monotonic()
+    run_started: dict[str, float] = {}  # run id -> when its thread picked it up
+
+    def execute(spec, identifier):
+        run_started[identifier] = time.monotonic()
+        return runs.execute(spec, backend, results, prepared[spec.system.name], **options)
+
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        pending = {pool.submit(runs.execute, spec, backend, results,
-                               prepared[spec.system.name], **options): spec for spec in todo}
+        pending = {}
+        for spec in todo:
+            identifier = runs.run_id(spec, prepared[spec.system.name]["identity"])
+            pending[pool.submit(execute, spec, identifier)] = (spec, identifier)
         while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            finished, _ = wait(pending, timeout=status_every_s, return_when=FIRST_COMPLETED)
+            if not finished:
+                running = {i: s.label() for s, i in pending.values() if i in run_started}
+                console.print(f"[{result.done}/{len(todo)} run, {time.monotonic() - started:.0f} s]"
+                              f" still running:", highlight=False)
+                for line in _status_lines(study_path, running, run_started):
+                    console.print(line, highlight=False)
             for future in finished:
-                spec = pending.pop(future)
+                spec, identifier = pending.pop(future)
+                run_started.pop(identifier, None)
                 try:
                     record = future.result()
                     status, reason = record["status"], record["reason"]

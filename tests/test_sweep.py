@@ -2,6 +2,7 @@
 failed runs keep their reason, fail the sweep's exit status, and are redone."""
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import pytest
 
 from reclaimstudy.paths import REPO
 from reclaimstudy.runs import PARTIAL
+from reclaimstudy.sweep import current_phase
 
 pytestmark = pytest.mark.slow
 
@@ -64,6 +66,21 @@ def test_a_killed_sweep_resumes_without_losing_or_redoing_runs(tmp_path):
     assert 'id="seed-reproduction"' in html and html.count("data:image/png;base64,") >= 6
 
 
+def test_current_phase_reads_the_last_mark_of_a_running_console(tmp_path):
+    assert current_phase(tmp_path) == "starting"
+    console = tmp_path / "board.pc.com_1.device"
+    console.write_text('Linux version 6.1\n@@reclaim {"event":"job_start","run_id":"x"}\n')
+    assert current_phase(tmp_path) == "set-up"
+    with open(console, "a") as text:
+        text.write('@@reclaim {"event":"phase","name":"fill","vmstat":{}}\n'
+                   '@@reclaim {"event":"phase","name":"access","vmstat":{}}\n'
+                   '@@reclaim {"event":"phase","name":"acc')  # still being written
+    assert current_phase(tmp_path) == "phase access"
+    with open(console, "a") as text:
+        text.write('ess"}\n@@reclaim {"event":"phases_done","name":""}\n')
+    assert current_phase(tmp_path) == "finishing"
+
+
 def test_failed_runs_keep_their_reason_fail_the_sweep_and_are_redone(tmp_path):
     study = tmp_path / "tiny.toml"
     study.write_text('description = "one run"\nbaseline = "baseline"\nsystems = ["ci-tiny"]\n'
@@ -73,8 +90,11 @@ def test_failed_runs_keep_their_reason_fail_the_sweep_and_are_redone(tmp_path):
     assert "time-out after 0 s" in first.stderr or "time-out after 1 s" in first.stderr
     [record] = [json.loads(t) for _, t in published(tmp_path / "tiny").values()]
     assert record["status"] == "failed" and record["reason"].startswith("time-out")
-    second = sweep(tmp_path, str(study))
+    second = sweep(tmp_path, str(study), "--status-every", "0.5")
     assert second.returncode == 0, second.stderr
     assert "0 already done, 1 to run" in second.stderr
+    # a run that outlasts --status-every is shown with where its guest is
+    assert re.search(r"running: smoke/baseline/ci-tiny/r0: (starting|set-up|phase \w+), \d+ s",
+                     second.stderr), second.stderr
     [record] = [json.loads(t) for _, t in published(tmp_path / "tiny").values()]
     assert record["status"] == "ok"
