@@ -93,9 +93,9 @@ def _phase_plot(part: pd.DataFrame, policies: list[str], title: str, path: Path)
     return _finish(fig, title, path)
 
 
-def _inputs(study_path: Path, study: str) -> list[dict]:
+def _inputs(study_path: Path, study: str, points: set[str]) -> list[dict]:
     seen = {}
-    for _, record in current_runs(study_runs(study_path, study))[0]:
+    for _, record in current_runs(study_runs(study_path, study), points)[0]:
         artefacts = record["artefacts"]
         key = json.dumps({"backend": record["backend"], "system": record["system"],
                           "kernel": artefacts.get("kernel", {}).get("key"),
@@ -119,7 +119,8 @@ def _embed(path: Path | None) -> str | None:
 def build_report(study, results: Path) -> dict:
     """Write results/<study>/report/{report.md,report.html,table.csv,table.parquet,plots/}."""
     study_path = results / study.name
-    table = build_table(study_path, study.name)
+    points = study.points()
+    table = build_table(study_path, study.name, points)
     if table.empty:
         raise StudyError(f"{study_path}: no runs to report on: run `./study sweep {study.name}` first")
     out = study_path / "report"
@@ -130,6 +131,7 @@ def build_report(study, results: Path) -> dict:
     failed = table[table["status"] != "ok"][["run_id", "experiment", "policy", "system",
                                                "backend"]].drop_duplicates()
     superseded = table.attrs.get("superseded", 0)
+    outdated = table.attrs.get("outdated", 0)
     reasons = {rid: rec["reason"] for _, rec in study_runs(study_path, study.name)
                for rid in [rec["run_id"]] if rec["status"] != "ok"}
     experiments = []
@@ -161,11 +163,12 @@ def build_report(study, results: Path) -> dict:
         "study": study, "generated": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "backends": sorted(set(table["backend"])), "runs": table["run_id"].nunique(),
         "superseded": superseded,
+        "outdated": outdated,
         "failed": [{**row, "reason": reasons.get(row["run_id"], "")}
                    for row in failed.to_dict("records")],
         "experiments": experiments,
         "seeds": seeds.to_dict("records") if not seeds.empty else [],
-        "inputs": _inputs(study_path, study.name),
+        "inputs": _inputs(study_path, study.name, points),
         "exported": [p.name for p in exported],
     }
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=False, trim_blocks=True,

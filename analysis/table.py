@@ -16,7 +16,7 @@ from analysis.gem5stats import StatsError, block_values, parse_stats
 from analysis.records import phase_vmstat_deltas, read_events, workload_metrics
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import json_sha256
-from reclaimstudy.runs import PARTIAL
+from reclaimstudy.runs import PARTIAL, point_key
 
 COLUMNS = ["run_id", "study", "experiment", "artefacts", "backend", "system", "policy", "workload", "repetition",
            "arguments", "status", "source", "phase", "metric", "index", "value", "unit", "better"]
@@ -152,9 +152,17 @@ def artefacts_key(record: dict) -> str:
                         "gem5": (artefacts.get("gem5") or {}).get("sha256")})[:8]
 
 
-def current_runs(found: list[tuple[Path, dict]]) -> tuple[list[tuple[Path, dict]], int]:
-    """Runs of the newest kernel/image/simulator per backend and system, and how many
-    older ones were set aside: runs made on other artefacts are not repetitions."""
+def current_runs(found: list[tuple[Path, dict]], points: set[str] | None = None
+                 ) -> tuple[list[tuple[Path, dict]], int, int]:
+    """Runs of the newest kernel/image/simulator per backend and system, among those the
+    study still asks for (`points`, see Study.points; all when None); and how many were
+    set aside as superseded (older artefacts: not repetitions of the newer) and as
+    outdated (other parameters, policy or system than the study file now names)."""
+    if points is not None:
+        wanted = [(d, r) for d, r in found if point_key(r) in points]
+        outdated, found = len(found) - len(wanted), wanted
+    else:
+        outdated = 0
     newest = {}
     for _, record in found:
         where = (record["backend"], record["system_name"])
@@ -162,18 +170,20 @@ def current_runs(found: list[tuple[Path, dict]]) -> tuple[list[tuple[Path, dict]
         newest[where] = max(newest.get(where, stamp), stamp)
     kept = [(d, r) for d, r in found
             if artefacts_key(r) == newest[(r["backend"], r["system_name"])][1]]
-    return kept, len(found) - len(kept)
+    return kept, len(found) - len(kept), outdated
 
 
-def build_table(study_path: Path, study: str | None = None) -> pd.DataFrame:
-    """The tidy table of a study's current runs; `table.attrs["superseded"]` counts the
-    runs set aside because newer artefacts replaced theirs."""
-    kept, superseded = current_runs(study_runs(study_path, study))
+def build_table(study_path: Path, study: str | None = None,
+                points: set[str] | None = None) -> pd.DataFrame:
+    """The tidy table of a study's current runs (see current_runs); the counts of runs
+    set aside are in `table.attrs["superseded"]` and `table.attrs["outdated"]`."""
+    kept, superseded, outdated = current_runs(study_runs(study_path, study), points)
     rows = []
     for run_dir, record in kept:
         rows += run_rows(run_dir, record)
     table = pd.DataFrame(rows, columns=COLUMNS)
     table.attrs["superseded"] = superseded
+    table.attrs["outdated"] = outdated
     return table
 
 

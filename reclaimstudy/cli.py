@@ -103,7 +103,7 @@ def cmd_compare(args) -> int:
     from reclaimstudy.studies import load_study
 
     study = load_study(args.study)
-    table = build_table(args.results / study.name, study.name)
+    table = build_table(args.results / study.name, study.name, study.points())
     if args.export:
         for path in export(table, args.export):
             console.print(f"wrote {path}")

@@ -52,6 +52,12 @@ class RunSpec:
         return f"{self.workload.name}/{self.policy.name}/{self.system.name}/r{self.repetition}"
 
 
+def point_key(identity: dict) -> str:
+    """What a run measured, whatever ran it: system, policy, workload with its arguments,
+    repetition. Equal for a run.json and the spec that made it (RunSpec.identity)."""
+    return json_sha256({k: identity[k] for k in ("system", "policy", "workload", "repetition")})
+
+
 def run_id(spec: RunSpec, artefacts: dict) -> str:
     """Readable prefix + hash of the spec and of the kernel, image and simulator it runs on."""
     digest = json_sha256({"schema": RUN_SCHEMA, "spec": spec.identity(), "artefacts": artefacts})

@@ -6,7 +6,7 @@ from pathlib import Path
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import CONFIGS
 from reclaimstudy.policies import get_policy, load_policies
-from reclaimstudy.runs import RunSpec
+from reclaimstudy.runs import RunSpec, point_key
 from reclaimstudy.systems import get_system, system_names
 from reclaimstudy.tomlfile import check_keys, load
 from reclaimstudy.workloads import get_workload, workload_dirs
@@ -52,6 +52,10 @@ class Study:
                             repetition=repetition, backend=backend,
                             experiment=experiment.name)))
         return out
+
+    def points(self) -> set[str]:
+        """The point keys (runs.point_key) of every run the study asks for, on any backend."""
+        return {point_key(spec.identity()) for _, spec in self.runs("any")}
 
     def varied(self, experiment: Experiment) -> str:
         """What differs between repetitions of an experiment, for the report."""

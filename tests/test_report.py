@@ -73,6 +73,26 @@ def test_table_exports_hold_every_run(report):
     assert len(pd.read_csv(csv)) == len(table)
 
 
+def test_runs_the_study_no_longer_asks_for_are_set_aside(tmp_path):
+    import json
+    study = tmp_path / "smoke"
+    shutil.copytree(RUNS / "smoke", study)
+    points = load_study("smoke").points()
+    assert build_table(study, "smoke", points).attrs["outdated"] == 0
+    # one thrash run made with other parameters than configs/studies/smoke.toml names now
+    [changed] = [p for p in study.glob("thrash-baseline-*r0*/run.json")]
+    record = json.loads(changed.read_text())
+    record["workload"]["arguments"]["rounds"] += 1
+    changed.write_text(json.dumps(record))
+    table = build_table(study, "smoke", points)
+    assert table.attrs["outdated"] == 1 and table["run_id"].nunique() == 13
+    assert record["run_id"] not in set(table["run_id"])
+    assert build_table(study, "smoke")["run_id"].nunique() == 14  # without points: all
+    report = build_report(load_study("smoke"), tmp_path)
+    assert "1 run made with parameters, policies or systems that the study file no longer " \
+           "names were set aside" in report["markdown"].read_text()
+
+
 def test_a_run_from_another_study_is_refused(tmp_path):
     shutil.copytree(RUNS / "smoke", tmp_path / "seeds")
     with pytest.raises(StudyError, match="belongs to study 'smoke', not 'seeds'"):
