@@ -1,7 +1,6 @@
 """The patched kernel: series, fragment, cached build, and the knobs inside a booted guest."""
 
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -67,11 +66,9 @@ def test_built_config_has_every_fragment_option(kernel):
 @pytest.mark.slow
 def test_unchanged_kernel_is_not_rebuilt(kernel):
     stamp = (kernel.directory / "manifest.json").stat().st_mtime
-    started = time.monotonic()
     again = k.build_kernel()
     assert again.directory == kernel.directory
-    assert (again.directory / "manifest.json").stat().st_mtime == stamp
-    assert time.monotonic() - started < 60  # hashing only, no make
+    assert (again.directory / "manifest.json").stat().st_mtime == stamp  # nothing rebuilt
 
 
 @pytest.fixture(scope="module")
