@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
-BEGIN = "---------- Begin Simulation Statistics ----------"
-END = "---------- End Simulation Statistics   ----------"
+from reclaimstudy.runs import STATS_BEGIN as BEGIN
+from reclaimstudy.runs import STATS_END as END
 LINE = re.compile(
     r"^(?P<name>[^\s:]+(?:::(?P<sub>\S+))?)\s+(?P<value>\S+)"
     r"(?:\s+(?P<pdf>-?[\d.]+|nan)%\s+(?P<cdf>-?[\d.]+|nan)%)?\s*(?:#\s*(?P<desc>.*))?$")

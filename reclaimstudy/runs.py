@@ -121,6 +121,26 @@ def host_info() -> dict:
             "python": platform.python_version()}
 
 
+STATS_BEGIN = "---------- Begin Simulation Statistics ----------"
+STATS_END = "---------- End Simulation Statistics   ----------"
+
+
+def stats_blocks_problem(stats: Path, phases: int) -> str | None:
+    """Why a gem5 stats.txt cannot be read phase by phase (one whole block per phase),
+    or None. No stats.txt (QEMU) is no problem. An extra block (e.g. gem5 dumped on
+    SIGUSR1) or a missing one would shift every number onto the wrong phase."""
+    if not stats.is_file():
+        return None
+    text = stats.read_text(errors="replace")
+    begins, ends = text.count(STATS_BEGIN), text.count(STATS_END)
+    if begins != ends:
+        return f"stats.txt has {begins} blocks begun and {ends} ended: a dump was cut short"
+    if begins != phases:
+        return (f"stats.txt has {begins} blocks for the guest's {phases} phases: one block "
+                f"per phase is expected, so the numbers cannot be attributed")
+    return None
+
+
 def execute(spec: RunSpec, backend, results: Path = RESULTS, artefacts: dict | None = None,
             **options) -> dict:
     """Run one point on `backend` (qemu or gem5 module object) and publish its directory.
@@ -146,6 +166,10 @@ def execute(spec: RunSpec, backend, results: Path = RESULTS, artefacts: dict | N
     if outcome.get("failure"):
         # The backend's reason (a time-out, a simulator error) explains a truncated log best.
         console.status, console.reason = "failed", outcome["failure"]
+    elif console.status == "ok":
+        problem = stats_blocks_problem(directory.path / "stats.txt", len(console.phases))
+        if problem:
+            console.status, console.reason = "failed", problem
     write_events(console, directory.path / "events.jsonl")
     record = {
         "schema": RUN_SCHEMA,

@@ -77,3 +77,21 @@ def test_a_truncated_real_file_is_never_read_as_data(tmp_path):
     cut.write_text(text[: len(text) * 2 // 3])
     with pytest.raises(StatsError, match="truncated"):
         parse_stats(cut)
+
+
+def test_a_run_whose_blocks_do_not_match_its_phases_is_refused_at_collection(tmp_path):
+    from reclaimstudy.runs import stats_blocks_problem
+    stats = tmp_path / "stats.txt"
+    assert stats_blocks_problem(stats, 2) is None  # QEMU: no stats.txt
+    block = FS.read_text().split("---------- End Simulation Statistics   ----------")[0] + \
+        "---------- End Simulation Statistics   ----------\n"
+    stats.write_text(block * 2)
+    assert stats_blocks_problem(stats, 2) is None
+    assert "3 blocks for the guest's 2 phases" in stats_blocks_problem(_write(stats, block * 3), 2)
+    assert "2 blocks begun and 1 ended" in stats_blocks_problem(
+        _write(stats, block + block.rsplit("----------", 2)[0]), 2)
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path
