@@ -59,8 +59,11 @@ def compare(table: pd.DataFrame, baseline: str, sections=SECTIONS) -> pd.DataFra
     for key, group in keys:
         info = dict(zip(GROUP, key))
         by_policy = {p: list(g["value"]) for p, g in group.groupby("policy", sort=False)}
-        if baseline not in by_policy or not any(any(v) for v in by_policy.values()):
-            continue  # no baseline to compare with, or all zero: nothing to say
+        all_zero = not any(any(v) for v in by_policy.values())
+        # A guest counter that stayed zero everywhere says nothing; a workload's own
+        # metric at zero is a result (e.g. no major faults with the seed's change).
+        if baseline not in by_policy or (all_zero and info["source"] != "workload"):
+            continue
         rate = is_rate(info["unit"])
         base_mean, _ = summarize(by_policy[baseline], rate)
         for policy, values in by_policy.items():

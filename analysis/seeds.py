@@ -69,8 +69,14 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
                 continue
             ours_with = cells[claim.with_policy]["mean"]
             ours_without = cells[claim.without_policy]["mean"]
-            ratio = ours_with / ours_without if ours_without else math.nan
-            same = (ratio < 1) == (claim.seed_ratio < 1) if ratio == ratio and ratio != 1 else False
+            if ours_with == ours_without:
+                ratio, direction = (1.0 if ours_with else math.nan), "no effect (equal)"
+            elif ours_without == 0:
+                # from zero: the change made it larger, whatever the ratio
+                ratio, direction = math.inf, "yes" if claim.seed_ratio > 1 else "no"
+            else:
+                ratio = ours_with / ours_without
+                direction = "yes" if (ratio < 1) == (claim.seed_ratio < 1) else "no"
             p = cells[claim.without_policy]["p_value"]
             mglru = cells[MGLRU_POLICY]["mean"] if MGLRU_POLICY in cells else math.nan
             rows.append({
@@ -79,7 +85,8 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
                 "seed_with": claim.seed_with, "seed_without": claim.seed_without,
                 "seed_ratio": claim.seed_ratio, "ours_with": ours_with,
                 "ours_without": ours_without, "ours_ratio": ratio,
-                "direction_reproduced": bool(same), "p_value": p,
+                "direction": direction, "direction_reproduced": direction == "yes",
+                "p_value": p,
                 "ours_mglru": mglru,
                 "mglru_ratio": mglru / ours_with if ours_with and mglru == mglru else math.nan,
                 "timing": "gem5 (modelled hardware)" if backend == "gem5" else

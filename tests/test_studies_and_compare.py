@@ -112,3 +112,40 @@ def test_significance_is_marked():
 def test_a_comparison_without_the_baseline_is_an_error():
     with pytest.raises(StudyError, match="no completed run of the baseline policy 'base'"):
         compare(_table({"other": [1.0, 2.0]}), "base")
+
+
+def _reproduction_for(values: dict[str, float]):
+    """The seed 000b row for one hot-stream experiment whose policies measured `values`."""
+    from analysis.seeds import reproduction
+    table = pd.DataFrame([{"experiment": "file-server", "workload": "hot-stream"}])
+    comparison = pd.DataFrame([
+        {"experiment": "file-server", "backend": "gem5", "system": "desktop-hdd",
+         "source": "workload", "metric": "interactive_majflt", "phase": "stream",
+         "policy": policy, "mean": mean, "p_value": 0.01}
+        for policy, mean in values.items()])
+    [row] = reproduction(comparison, table).to_dict("records")
+    return row
+
+
+def test_seed_reproduction_directions_including_zero_and_equal_values():
+    # seed 000b: 3 major faults with exec protection, 50 without (ratio < 1)
+    row = _reproduction_for({"baseline": 2.0, "exec-protect-off": 8.0, "mglru": 1.0})
+    assert row["direction"] == "yes" and row["ours_ratio"] == 0.25 and row["mglru_ratio"] == 0.5
+    assert _reproduction_for({"baseline": 8.0, "exec-protect-off": 2.0})["direction"] == "no"
+    equal = _reproduction_for({"baseline": 0.0, "exec-protect-off": 0.0})
+    assert equal["direction"] == "no effect (equal)" and not equal["direction_reproduced"]
+    from_zero = _reproduction_for({"baseline": 3.0, "exec-protect-off": 0.0})
+    assert from_zero["direction"] == "no" and from_zero["ours_ratio"] == math.inf
+
+
+def test_workload_metrics_that_stay_zero_are_still_compared():
+    rows = []
+    for policy in ("baseline", "off"):
+        for rep in range(2):
+            for source, metric in (("workload", "majflt"), ("vmstat", "pswpin")):
+                rows.append({"experiment": "e", "backend": "qemu", "system": "s", "source": source,
+                             "phase": "p", "metric": metric, "unit": "faults", "better": "lower",
+                             "policy": policy, "value": 0.0, "status": "ok", "index": None,
+                             "repetition": rep})
+    result = compare(pd.DataFrame(rows), "baseline")
+    assert set(result["metric"]) == {"majflt"}
