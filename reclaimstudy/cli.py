@@ -151,6 +151,16 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+def _sweep_options(p: argparse.ArgumentParser) -> None:
+    """The options shared by `sweep` and `smoke` (which is a sweep plus its report)."""
+    p.add_argument("--backend", default="auto", help="gem5, qemu, or auto (gem5 when GEM5 is set)")
+    p.add_argument("--jobs", "-j", type=int, help="runs at once (default: cores, as memory allows)")
+    p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
+    p.add_argument("--timeout", type=float, help="seconds before a run is killed and marked failed")
+    p.add_argument("--status-every", type=_positive_seconds, default=STATUS_EVERY_S, metavar="S",
+                   help=f"say what is running every S seconds (default {STATUS_EVERY_S:.0f})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="study", description="gem5 full-system study of Linux page-reclaim policies")
@@ -186,12 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sweep", help="run every point of a study, in parallel and resumably")
     p.add_argument("study", help="study name (configs/studies/NAME.toml) or a path to one")
-    p.add_argument("--backend", default="auto", help="gem5, qemu, or auto (gem5 when GEM5 is set)")
-    p.add_argument("--jobs", "-j", type=int, help="runs at once (default: cores, as memory allows)")
-    p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
-    p.add_argument("--timeout", type=float, help="seconds before a run is killed and marked failed")
-    p.add_argument("--status-every", type=_positive_seconds, default=STATUS_EVERY_S, metavar="S",
-                   help=f"say what is running every S seconds (default {STATUS_EVERY_S:.0f})")
+    _sweep_options(p)
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("compare", help="compare policies across a study's runs (mmtests-style)")
@@ -208,12 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("smoke", help="the main job: sweep the smoke study and write its report")
-    p.add_argument("--backend", default="auto", help="gem5, qemu, or auto (gem5 when GEM5 is set)")
-    p.add_argument("--jobs", "-j", type=int, help="runs at once (default: cores, as memory allows)")
-    p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
-    p.add_argument("--timeout", type=float, help="seconds before a run is killed and marked failed")
-    p.add_argument("--status-every", type=_positive_seconds, default=STATUS_EVERY_S, metavar="S",
-                   help=f"say what is running every S seconds (default {STATUS_EVERY_S:.0f})")
+    _sweep_options(p)
     p.set_defaults(func=cmd_smoke)
     return parser
 

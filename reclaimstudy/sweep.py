@@ -6,7 +6,6 @@ runs are skipped, failed ones are redone, and half-written ones (left in the stu
 .partial folder) are thrown away.
 """
 
-import json
 import os
 import shutil
 import time
@@ -16,6 +15,7 @@ from pathlib import Path
 
 from reclaimstudy import runs
 from reclaimstudy.backends import get_backend
+from reclaimstudy.console import parse_console_file
 from reclaimstudy.errors import StudyError
 from reclaimstudy.progress import console
 from reclaimstudy.studies import Study
@@ -27,6 +27,8 @@ OVERHEAD_MIB = {"qemu": 256, "gem5": 1024}
 STATUS_EVERY_S = 120.0
 # Where a running run's guest console is: QEMU's serial log, gem5's first UART.
 CONSOLE_FILES = ("console.log", "board.pc.com_1.device")
+# How a running run is described by its guest's latest protocol event.
+PROGRESS = {"job_start": "set-up", "phase": "phase {name}", "phases_done": "finishing"}
 
 
 @dataclass
@@ -80,23 +82,16 @@ def _alive(pid: int) -> bool:
 
 
 def current_phase(partial_dir: Path) -> str:
-    """The guest's last phase mark in a running run's console, or where it is before one."""
-    phase = "starting"
+    """The guest's last phase mark in a running run's console, or where it is before one.
+    A line still being written is unreadable JSON to the console parser, so it is skipped."""
     for name in CONSOLE_FILES:
         path = partial_dir / name
         if not path.is_file():
             continue
-        with open(path, errors="replace") as text:
-            for line in text:
-                if '"event":"job_start"' in line and phase == "starting":
-                    phase = "set-up"
-                elif '"event":"phase"' in line or '"event":"phases_done"' in line:
-                    try:
-                        event = json.loads(line.split("@@reclaim ", 1)[1])
-                    except (IndexError, ValueError):
-                        continue  # a line still being written
-                    phase = f"phase {event['name']}" if event["event"] == "phase" else "finishing"
-    return phase
+        marks = [e for e in parse_console_file(path).events if e["event"] in PROGRESS]
+        if marks:
+            return PROGRESS[marks[-1]["event"]].format(**marks[-1])
+    return "starting"
 
 
 def _status_lines(study_path: Path, running: dict, started: dict) -> list[str]:
