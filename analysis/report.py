@@ -19,7 +19,7 @@ from jinja2 import Environment, FileSystemLoader  # noqa: E402
 
 from analysis.compare import compare, format_text, policy_order  # noqa: E402
 from analysis.seeds import reproduction  # noqa: E402
-from analysis.table import build_table, current_runs, export, study_runs  # noqa: E402
+from analysis.table import current_runs, export, runs_table, study_runs  # noqa: E402
 from reclaimstudy.errors import StudyError  # noqa: E402
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -93,9 +93,9 @@ def _phase_plot(part: pd.DataFrame, policies: list[str], title: str, path: Path)
     return _finish(fig, title, path)
 
 
-def _inputs(study_path: Path, study: str, points: set[str]) -> list[dict]:
+def _inputs(kept: list[tuple[Path, dict]]) -> list[dict]:
     seen = {}
-    for _, record in current_runs(study_runs(study_path, study), points)[0]:
+    for _, record in kept:
         artefacts = record["artefacts"]
         key = json.dumps({"backend": record["backend"], "system": record["system"],
                           "kernel": artefacts.get("kernel", {}).get("key"),
@@ -119,8 +119,9 @@ def _embed(path: Path | None) -> str | None:
 def build_report(study, results: Path) -> dict:
     """Write results/<study>/report/{report.md,report.html,table.csv,table.parquet,plots/}."""
     study_path = results / study.name
-    points = study.points()
-    table = build_table(study_path, study.name, points)
+    found = study_runs(study_path, study.name)
+    kept, superseded, outdated = current_runs(found, study.points())
+    table = runs_table(kept, superseded, outdated)
     if table.empty:
         raise StudyError(f"{study_path}: no runs to report on: run `./study sweep {study.name}` first")
     out = study_path / "report"
@@ -130,10 +131,7 @@ def build_report(study, results: Path) -> dict:
     comparison = compare(table, study.baseline)
     failed = table[table["status"] != "ok"][["run_id", "experiment", "policy", "system",
                                                "backend"]].drop_duplicates()
-    superseded = table.attrs.get("superseded", 0)
-    outdated = table.attrs.get("outdated", 0)
-    reasons = {rid: rec["reason"] for _, rec in study_runs(study_path, study.name)
-               for rid in [rec["run_id"]] if rec["status"] != "ok"}
+    reasons = {rec["run_id"]: rec["reason"] for _, rec in found if rec["status"] != "ok"}
     experiments = []
     by_name = {e.name: e for e in study.experiments}
     for (experiment, backend, system), part in comparison.groupby(
@@ -168,7 +166,7 @@ def build_report(study, results: Path) -> dict:
                    for row in failed.to_dict("records")],
         "experiments": experiments,
         "seeds": seeds.to_dict("records") if not seeds.empty else [],
-        "inputs": _inputs(study_path, study.name, points),
+        "inputs": _inputs(kept),
         "exported": [p.name for p in exported],
     }
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=False, trim_blocks=True,

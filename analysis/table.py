@@ -177,7 +177,12 @@ def build_table(study_path: Path, study: str | None = None,
                 points: set[str] | None = None) -> pd.DataFrame:
     """The tidy table of a study's current runs (see current_runs); the counts of runs
     set aside are in `table.attrs["superseded"]` and `table.attrs["outdated"]`."""
-    kept, superseded, outdated = current_runs(study_runs(study_path, study), points)
+    return runs_table(*current_runs(study_runs(study_path, study), points))
+
+
+def runs_table(kept: list[tuple[Path, dict]], superseded: int = 0, outdated: int = 0
+               ) -> pd.DataFrame:
+    """The tidy table of the given runs (current_runs' output), counts in `attrs`."""
     rows = []
     for run_dir, record in kept:
         rows += run_rows(run_dir, record)
