@@ -57,12 +57,24 @@ class Image:
         return json.loads((self.directory / "manifest.json").read_text())
 
 
+# Files below workloads/ that never reach the guest: documentation and the host-side
+# parsers (analysis runs them on a run's records). Editing them must not change the
+# image key, which would make every finished run look undone to the next sweep.
+HOST_ONLY_NAMES = {"parse.py"}
+HOST_ONLY_SUFFIXES = {".md"}
+
+
+def guest_file(relative: Path) -> bool:
+    return (relative.name not in HOST_ONLY_NAMES and relative.suffix not in HOST_ONLY_SUFFIXES
+            and "__pycache__" not in relative.parts)
+
+
 def tree_sha256(root: Path, skip: set[str] = frozenset()) -> str:
-    """Hash of every file's path, mode and content below `root`."""
+    """Hash of the path, mode and content of every file below `root` that the guest gets."""
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
-        if path.is_dir() or relative.parts[0] in skip or "__pycache__" in relative.parts:
+        if path.is_dir() or relative.parts[0] in skip or not guest_file(relative):
             continue
         digest.update(f"{relative}\0{path.stat().st_mode & 0o777}\0{file_sha256(path)}\0".encode())
     return digest.hexdigest()

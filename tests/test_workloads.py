@@ -173,3 +173,21 @@ def test_mmap_seq_runs_the_images_fio_with_the_mmap_engine(tmp_path):
     assert [e["name"] for e in events if e["event"] == "phase"] == ["fio-pass1", "fio-pass2"]
     bandwidth = [m for m in workload_metrics("mmap-seq", events) if m.metric == "fio_bw_kib_s"]
     assert len(bandwidth) == 2 and all(m.value > 0 for m in bandwidth)
+
+
+def test_image_key_follows_guest_files_but_not_docs_or_host_parsers(tmp_path):
+    from reclaimstudy.image import tree_sha256
+    tree = tmp_path / "workloads"
+    (tree / "demo").mkdir(parents=True)
+    for name, text in {"README.md": "notes", "demo/parse.py": "x = 1",
+                       "demo/demo.c": "int main(void) { return 0; }", "demo/run": "#!/bin/sh"}.items():
+        (tree / name).write_text(text)
+    before = tree_sha256(tree)
+    (tree / "README.md").write_text("notes, edited")
+    (tree / "demo/parse.py").write_text("x = 2")
+    assert tree_sha256(tree) == before
+    (tree / "demo/demo.c").write_text("int main(void) { return 1; }")
+    changed = tree_sha256(tree)
+    assert changed != before
+    (tree / "demo/run").chmod(0o755)
+    assert tree_sha256(tree) != changed
