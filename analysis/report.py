@@ -18,7 +18,7 @@ import pandas as pd  # noqa: E402
 from jinja2 import Environment, FileSystemLoader  # noqa: E402
 
 from analysis.compare import compare, format_text, policy_order  # noqa: E402
-from analysis.seeds import reproduction  # noqa: E402
+from analysis.seeds import caveats_for, reproduction  # noqa: E402
 from analysis.table import current_runs, export, runs_table, study_runs  # noqa: E402
 from reclaimstudy.errors import StudyError  # noqa: E402
 
@@ -166,6 +166,7 @@ def build_report(study, results: Path) -> dict:
                    for row in failed.to_dict("records")],
         "experiments": experiments,
         "seeds": seeds.to_dict("records") if not seeds.empty else [],
+        "caveats": caveats_for(seeds),
         "inputs": _inputs(kept),
         "exported": [p.name for p in exported],
     }

@@ -49,6 +49,28 @@ def load_claims(path=SEEDS_FILE) -> list[Claim]:
     return claims
 
 
+def load_caveats(path=SEEDS_FILE) -> dict[str, str]:
+    """Per seed, what we found stops it reproducing on this kernel ([caveats] in seeds.toml)."""
+    caveats = load(path).get("caveats", {})
+    seeds = {claim.seed for claim in load_claims(path)}
+    for seed, text in caveats.items():
+        if seed not in seeds:
+            raise StudyError(f"{path}: [caveats] names seed '{seed}', which has no [[claim]]; "
+                             f"allowed: {', '.join(sorted(seeds))}")
+        if not isinstance(text, str) or not text.strip():
+            raise StudyError(f"{path}: [caveats] '{seed}' must be a non-empty string")
+    return dict(caveats)
+
+
+def caveats_for(rows: pd.DataFrame, path=SEEDS_FILE) -> list[dict]:
+    """The caveats of the seeds that have a row in the reproduction table, in seed order."""
+    if rows.empty:
+        return []
+    caveats = load_caveats(path)
+    return [{"seed": seed, "text": caveats[seed]}
+            for seed in sorted(set(rows["seed"])) if seed in caveats]
+
+
 def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     """One row per (claim, backend) with runs: the seed's ratio with/without, ours, whether
     the direction (better or worse with the seed's change) is the same, and MGLRU's value

@@ -54,6 +54,26 @@ def test_seed_table_puts_mglru_beside_the_seeds_on_policy(report):
     assert "| - (-) |" in row
 
 
+def test_a_seeds_caveat_is_printed_under_the_table_only_when_it_has_a_row(report):
+    from analysis.seeds import load_caveats
+    caveats = load_caveats()
+    markdown = report["markdown"].read_text()
+    assert f"- **001**: {caveats['001']}" in markdown  # thrash ran in the smoke fixtures
+    html = report["html"].read_text()
+    assert '<ul id="seed-caveats">' in html and "<b>001</b>" in html
+    for seed in set(caveats) - {"001", "002"}:
+        assert f"- **{seed}**" not in markdown
+
+
+def test_a_caveat_for_an_unknown_seed_is_refused(tmp_path):
+    from analysis.seeds import load_caveats
+    from reclaimstudy.paths import CONFIGS
+    path = tmp_path / "seeds.toml"
+    path.write_text((CONFIGS / "seeds.toml").read_text() + '"999" = "no such seed"\n')
+    with pytest.raises(StudyError, match="names seed '999', which has no \\[\\[claim\\]\\]; allowed: 000a"):
+        load_caveats(path)
+
+
 def test_html_is_self_contained_with_valid_embedded_plots(report):
     html = report["html"].read_text()
     assert "<script" not in html and 'src="plots/' not in html
