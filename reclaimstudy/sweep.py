@@ -13,7 +13,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reclaimstudy import runs
+from reclaimstudy import estimate, runs
 from reclaimstudy.backends import get_backend
 from reclaimstudy.console import parse_console_file
 from reclaimstudy.errors import StudyError
@@ -94,20 +94,25 @@ def current_phase(partial_dir: Path) -> str:
     return "starting"
 
 
-def _status_lines(study_path: Path, running: dict, started: dict) -> list[str]:
+def _status_lines(study_path: Path, running: dict, started: dict,
+                  book: estimate.CostBook) -> list[str]:
     lines = []
-    for identifier, label in running.items():
+    for identifier, spec in running.items():
         partial = next(iter((study_path / runs.PARTIAL).glob(f"{identifier}-*")), None)
         where = current_phase(partial) if partial else "starting"
-        lines.append(f"  running: {label}: {where}, {time.monotonic() - started[identifier]:.0f} s")
+        price = book.price(spec)
+        expected = f" (runs like it took ~{estimate.duration(price)})" if price else ""
+        lines.append(f"  running: {spec.label()}: {where}, "
+                     f"{time.monotonic() - started[identifier]:.0f} s{expected}")
     return lines
 
 
-def _eta(started: float, finished: int, left: int, jobs: int) -> str:
-    if not finished:
-        return "?"
-    seconds = (time.monotonic() - started) / finished * left / max(1, min(jobs, left or 1))
-    return f"~{seconds:.0f} s"
+def _eta(book: estimate.CostBook, pending: dict, run_started: dict, jobs: int) -> str:
+    now = time.monotonic()
+    waiting = [spec for spec, i in pending.values() if i not in run_started]
+    running = [(spec, now - run_started[i]) for spec, i in pending.values() if i in run_started]
+    seconds = estimate.remaining_seconds(book, waiting, running, jobs)
+    return "?" if seconds is None else f"~{estimate.duration(seconds)}"
 
 
 def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None = None,
@@ -136,8 +141,12 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
             todo.append(spec)
     memory = max((spec.system.memory_mib for spec in todo), default=0)
     jobs = parallelism(backend_name, memory, jobs)
+    book = estimate.cost_book(study_path)
+    ahead = estimate.remaining_seconds(book, todo, [], jobs) if todo else 0.0
     console.print(f"sweep {study.name} on {backend_name}: {len(plan)} runs, {result.skipped} "
-                  f"already done, {len(todo)} to run, {jobs} at a time")
+                  f"already done, {len(todo)} to run, {jobs} at a time" +
+                  (f"; about {estimate.duration(ahead)}, priced from {book.known()} earlier "
+                   f"run(s) of this study" if ahead and book.known() else ""))
     if backend_name == "qemu":
         console.print("sweep: QEMU runs check function, not timing; the gem5 backend (GEM5=...) "
                       "gives the hardware timing")
@@ -157,10 +166,10 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
         while pending:
             finished, _ = wait(pending, timeout=status_every_s, return_when=FIRST_COMPLETED)
             if not finished:
-                running = {i: s.label() for s, i in pending.values() if i in run_started}
+                running = {i: s for s, i in pending.values() if i in run_started}
                 console.print(f"[{result.done}/{len(todo)} run, {time.monotonic() - started:.0f} s]"
                               f" still running:", highlight=False)
-                for line in _status_lines(study_path, running, run_started):
+                for line in _status_lines(study_path, running, run_started, book):
                     console.print(line, highlight=False)
             for future in finished:
                 spec, identifier = pending.pop(future)
@@ -172,12 +181,13 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
                     status, reason = "failed", str(error)
                     record = {"run_id": spec.label()}
                 result.done += 1
+                book.add_record(record)
                 if status != "ok":
                     result.failed.append((spec.label(), reason))
                 left = len(todo) - result.done
                 console.print(
                     f"[{result.done}/{len(todo)} run, {len(result.failed)} failed, {left} left, "
-                    f"{time.monotonic() - started:.0f} s, {_eta(started, result.done, left, jobs)}"
+                    f"{time.monotonic() - started:.0f} s, {_eta(book, pending, run_started, jobs)}"
                     f" to go] {spec.label()}: {status}" + (f" ({reason})" if reason else ""),
                     highlight=False)
     for label, reason in result.failed:

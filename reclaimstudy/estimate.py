@@ -1,0 +1,86 @@
+"""How long a sweep's remaining runs will take, from what runs like them took before.
+
+A gem5 study mixes runs of minutes with runs of an hour, so the mean of the runs a
+sweep has finished so far says little about the ones still ahead. Every finished run
+folder of the study records its wall time (run.json), including runs on older
+artefacts, so each run is priced from the closest earlier runs: same backend, workload,
+system and policy, else same workload and system, else same workload; a run nothing
+like it has run before is priced at the mean of every run on its backend.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import mean
+
+from reclaimstudy import runs
+
+
+def _keys(backend: str, workload: str, system: str, policy: str) -> list[tuple]:
+    """From the closest match to the loosest; never across backends."""
+    return [(backend, workload, system, policy), (backend, workload, system), (backend, workload),
+            (backend,)]
+
+
+@dataclass
+class CostBook:
+    """Wall seconds of finished runs, at each level of likeness."""
+
+    seconds: dict[tuple, list[float]] = field(default_factory=dict)
+
+    def add(self, backend: str, workload: str, system: str, policy: str, wall_s: float):
+        for key in _keys(backend, workload, system, policy):
+            self.seconds.setdefault(key, []).append(wall_s)
+
+    def add_record(self, record: dict):
+        wall = record.get("wall_seconds")
+        if record.get("status") == "ok" and isinstance(wall, (int, float)) and wall > 0:
+            self.add(record["backend"], record["workload_name"], record["system_name"],
+                     record["policy_name"], float(wall))
+
+    def known(self) -> int:
+        """How many runs the book was made from."""
+        return sum(len(v) for k, v in self.seconds.items() if len(k) == 4)
+
+    def price(self, spec: runs.RunSpec) -> float | None:
+        for key in _keys(spec.backend, spec.workload.name, spec.system.name, spec.policy.name):
+            if key in self.seconds:
+                return mean(self.seconds[key])
+        return None
+
+
+def cost_book(study_path: Path) -> CostBook:
+    """Every finished, good run in a study's folder."""
+    book = CostBook()
+    if study_path.is_dir():
+        for directory in sorted(study_path.iterdir()):
+            record = runs.complete_run(directory) if directory.name != runs.PARTIAL else None
+            if record:
+                book.add_record(record)
+    return book
+
+
+def remaining_seconds(book: CostBook, waiting: list[runs.RunSpec],
+                      running: list[tuple[runs.RunSpec, float]], jobs: int) -> float | None:
+    """Wall seconds until the sweep ends: the waiting runs' prices plus what is left of
+    the running ones' (price minus time so far, at least nothing), shared by `jobs`."""
+    total = 0.0
+    for spec in waiting:
+        price = book.price(spec)
+        if price is None:
+            return None
+        total += price
+    for spec, elapsed in running:
+        price = book.price(spec)
+        if price is None:
+            return None
+        total += max(0.0, price - elapsed)
+    return total / max(1, jobs)
+
+
+def duration(seconds: float) -> str:
+    """A short human reading: 45 s, 12 min, 3.4 h."""
+    if seconds < 100:
+        return f"{seconds:.0f} s"
+    if seconds < 6000:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -1,0 +1,65 @@
+"""A sweep's time estimate: each run priced from the closest earlier runs of its study."""
+
+import json
+
+import pytest
+
+from reclaimstudy import runs
+from reclaimstudy.estimate import cost_book, duration, remaining_seconds
+from reclaimstudy.policies import get_policy
+from reclaimstudy.systems import get_system
+from reclaimstudy.workloads import get_workload
+
+
+def spec(workload, policy="baseline", system="desktop-hdd-128", backend="gem5"):
+    return runs.RunSpec("seeds-gem5", get_system(system), get_policy(policy),
+                        get_workload(workload), {}, 0, backend)
+
+
+def finished(study_dir, name, workload, policy, wall, status="ok", backend="gem5",
+             system="desktop-hdd-128"):
+    (study_dir / name).mkdir(parents=True)
+    (study_dir / name / "run.json").write_text(json.dumps({
+        "status": status, "backend": backend, "workload_name": workload,
+        "system_name": system, "policy_name": policy, "wall_seconds": wall}))
+
+
+@pytest.fixture
+def book(tmp_path):
+    study = tmp_path / "seeds-gem5"
+    finished(study, "a", "hot-stream", "baseline", 3000)
+    finished(study, "b", "hot-stream", "exec-protect-off", 3100)
+    finished(study, "c", "lazyfree", "baseline", 400)
+    finished(study, "d", "lazyfree", "madv-free-off", 99999, status="failed")  # not a price
+    finished(study, "e", "lazyfree", "baseline", 20, backend="qemu")  # another backend
+    (study / runs.PARTIAL / "f").mkdir(parents=True)  # a half-written run: no run.json
+    return cost_book(study)
+
+
+def test_a_run_is_priced_from_the_closest_earlier_runs(book):
+    assert book.known() == 4  # the failed run is not counted
+    assert book.price(spec("hot-stream", "baseline")) == 3000  # same policy
+    assert book.price(spec("hot-stream", "mglru")) == 3050  # same workload and system
+    assert book.price(spec("lazyfree", "madv-free-off")) == 400  # the failed run is no price
+    assert book.price(spec("lazyfree", "baseline", backend="qemu")) == 20
+    # nothing like it: the mean of every run on the same backend, never another one's
+    assert book.price(spec("thrash", "baseline")) == pytest.approx((3000 + 3100 + 400) / 3)
+    assert book.price(spec("thrash", "baseline", backend="qemu")) == 20
+
+
+def test_remaining_time_counts_what_is_left_of_running_runs_and_shares_the_jobs(book):
+    waiting = [spec("hot-stream", "mglru"), spec("lazyfree", "baseline")]
+    running = [(spec("hot-stream", "baseline"), 1000.0), (spec("lazyfree", "mglru"), 900.0)]
+    # 3050 + 400 waiting; 3000 - 1000 left of one, the other is past its price: 0
+    assert remaining_seconds(book, waiting, running, jobs=2) == pytest.approx((3450 + 2000) / 2)
+    assert remaining_seconds(book, [], [], jobs=2) == 0
+
+
+def test_with_no_earlier_runs_there_is_no_estimate(tmp_path):
+    empty = cost_book(tmp_path / "nothing-yet")
+    assert empty.known() == 0 and empty.price(spec("lazyfree")) is None
+    assert remaining_seconds(empty, [spec("lazyfree")], [], jobs=1) is None
+
+
+def test_durations_read_as_seconds_minutes_or_hours():
+    assert [duration(s) for s in (45, 720, 3 * 3600 + 1440)] == ["45 s", "12 min", "3.4 h"]
