@@ -2,7 +2,8 @@
 
 Sections: the seed reproduction table (the seeds' numbers beside ours, QEMU labelled
 as functional only), per-experiment comparisons with plots, per-step timelines,
-failed runs, and the exact inputs (kernel, image, gem5, profiles) behind every number.
+failed runs, what the runs cost (host and simulated time), and the exact inputs
+(kernel, image, gem5, profiles) behind every number.
 """
 
 import base64
@@ -110,6 +111,31 @@ def _inputs(kept: list[tuple[Path, dict]]) -> list[dict]:
     return list(seen.values())
 
 
+def _costs(kept: list[tuple[Path, dict]]) -> list[dict]:
+    """Host wall time per run (and on gem5 the simulated time after the boot checkpoint),
+    by backend, system, experiment and policy: what a re-run or a bigger sweep will cost."""
+    groups: dict[tuple, list[dict]] = {}
+    for _, record in kept:
+        if record.get("status") == "ok" and record.get("wall_seconds"):
+            key = (record["backend"], record["system_name"], record.get("experiment", ""),
+                   record["policy_name"])
+            groups.setdefault(key, []).append(record)
+    rows = []
+    for (backend, system, experiment, policy), records in sorted(groups.items()):
+        simulated = []
+        for record in records:
+            total = (record.get("backend_info") or {}).get("sim_seconds")
+            boot = (record.get("artefacts", {}).get("checkpoint") or {}).get("boot_sim_seconds", 0)
+            if total is not None:
+                simulated.append(total - boot)
+        wall = sum(r["wall_seconds"] for r in records) / len(records)
+        sim = sum(simulated) / len(simulated) if simulated else None
+        rows.append({"backend": backend, "system": system, "experiment": experiment,
+                     "policy": policy, "runs": len(records), "wall_s": wall, "sim_s": sim,
+                     "host_per_sim": wall / sim if sim else None})
+    return rows
+
+
 def _embed(path: Path | None) -> str | None:
     if path is None:
         return None
@@ -168,6 +194,7 @@ def build_report(study, results: Path) -> dict:
         "seeds": seeds.to_dict("records") if not seeds.empty else [],
         "caveats": caveats_for(seeds),
         "inputs": _inputs(kept),
+        "costs": _costs(kept),
         "exported": [p.name for p in exported],
     }
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=False, trim_blocks=True,

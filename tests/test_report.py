@@ -177,3 +177,31 @@ def test_runs_on_replaced_artefacts_are_set_aside_not_pooled(tmp_path):
     table = build_table(study, "smoke")
     assert table["run_id"].nunique() == 14 and table.attrs["superseded"] == 14
     assert all(rid.endswith("-newimage") for rid in table["run_id"].unique())
+
+
+def test_run_costs_average_wall_time_and_simulated_time_after_the_boot_checkpoint():
+    from analysis.report import _costs
+
+    def record(backend, wall, sim=None, status="ok", policy="baseline"):
+        out = {"backend": backend, "system_name": "desktop-hdd-128", "experiment": "ebizzy",
+               "policy_name": policy, "status": status, "wall_seconds": wall}
+        if sim is not None:
+            out["backend_info"] = {"sim_seconds": sim}
+            out["artefacts"] = {"checkpoint": {"boot_sim_seconds": 1.5}}
+        return (Path("."), out)
+
+    rows = _costs([record("gem5", 400, 2.1), record("gem5", 500, 2.3),
+                   record("gem5", 9999, 9.0, status="failed"), record("qemu", 3)])
+    gem5, qemu = rows
+    assert (gem5["backend"], gem5["runs"], gem5["wall_s"]) == ("gem5", 2, 450)
+    assert gem5["sim_s"] == pytest.approx(0.7) and gem5["host_per_sim"] == pytest.approx(450 / 0.7)
+    assert (qemu["runs"], qemu["wall_s"], qemu["sim_s"], qemu["host_per_sim"]) == (1, 3, None, None)
+
+
+def test_report_says_what_its_runs_cost(report):
+    markdown = report["markdown"].read_text()
+    section = markdown.split("## What the runs cost", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| qemu | ci-tiny |")]
+    # one row per experiment and policy of the smoke study's fixture runs
+    assert len(rows) == len({(r.split("|")[3], r.split("|")[4]) for r in rows}) >= 5
+    assert '<table id="run-costs">' in report["html"].read_text()
