@@ -2,6 +2,7 @@
 rejects bad parameters, and completes its default run under QEMU on a tiny system."""
 
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -191,3 +192,21 @@ def test_image_key_follows_guest_files_but_not_docs_or_host_parsers(tmp_path):
     assert changed != before
     (tree / "demo/run").chmod(0o755)
     assert tree_sha256(tree) != changed
+
+
+def test_the_interactive_process_sleeps_between_wake_ups_instead_of_spinning(programs, data):
+    """Between wake-ups the interactive application must sleep. It once gave poll() a
+    timeout in whole milliseconds, so the last part of each period became a busy loop:
+    a CPU hog beside the workload it stands for, and most of a gem5 run's instructions."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run = native(programs, "hot-stream", f"--file={data}/hot-stream/stream.bin",
+                 f"--app={data}/hot-stream/interactive",
+                 f"--app-data={data}/hot-stream/interactive.dat", "--period-us=2000",
+                 "--begin-ms=20", "--restore-ms=1500")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert run.returncode == 0, run.stderr
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    wakeups = sum(int(m) for m in re.findall(r'"wakeups":(\d+)', run.stdout))
+    assert wakeups > 300  # it did wake every 2 ms through the 1.5 s restore phase
+    # a spinning loop burned about half of the 1.5 s; sleeping, the wake-ups cost little
+    assert cpu < 0.3, f"{cpu:.2f} CPU-s for {wakeups} wake-ups"

@@ -7,6 +7,7 @@
  * interactive mode: wake every --period-us, touch the hot set, and keep wake-up
  * latencies; on 'P' print a record of the phase just ended (latency percentiles
  * and its own major faults), on 'Q' print one and exit. */
+#define _GNU_SOURCE /* ppoll */
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "wl.h"
@@ -113,9 +115,16 @@ static void interactive(struct app *a, int id, double period)
 	long long faults0 = majflt();
 	double next = guest_now() + period;
 	for (;;) {
+		/* Sleep the whole remaining time: poll()'s millisecond timeout would round a
+		 * wait under 1 ms down to 0 and spin until the wake-up instead. */
 		double wait = next - guest_now();
+		struct timespec left = {0, 0};
+		if (wait > 0) {
+			left.tv_sec = (time_t)wait;
+			left.tv_nsec = (long)((wait - (double)left.tv_sec) * 1e9);
+		}
 		struct pollfd pfd = {.fd = 0, .events = POLLIN};
-		if (poll(&pfd, 1, wait > 0 ? (int)(wait * 1000) : 0) > 0) {
+		if (ppoll(&pfd, 1, &left, NULL) > 0) {
 			char c;
 			if (read(0, &c, 1) != 1 || c == 'Q') {
 				phase_record(id, lat, n, majflt() - faults0, "quit");
