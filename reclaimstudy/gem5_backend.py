@@ -34,9 +34,7 @@ CONFIG_SCRIPT = CONFIGS / "gem5" / "reclaim_fs.py"
 IDENTIFY = CONFIGS / "gem5" / "identify.py"
 IDENTITY_MARK = "RECLAIM-GEM5-IDENTITY "
 EXPECTED_VERSION = "24.0"
-# Boot on the checkpoint's CPU: gem5's own m5 exit events, idle=halt against the
-# mwait_idle oops reported after CPU switches, a fixed loops-per-jiffy (no calibration).
-GEM5_KERNEL_ARGS = "idle=halt lpj=7999923"
+
 BOOT_SIM_SECONDS = 30.0
 BOOT_HOST_SECONDS = 3600.0
 DEFAULT_TIMEOUT_S = 4 * 3600.0
@@ -44,6 +42,15 @@ MISSING_HINT = (
     "the gem5 backend needs an X86 build of gem5 v24.0: build gem5's `build/X86/gem5.opt` "
     "with scons from gem5's source (v24.0.0.1), then `export GEM5=/path/to/gem5.opt`. "
     "Without gem5, `--backend qemu` runs the same jobs functionally, with no hardware timing.")
+
+
+def gem5_kernel_args(kernel: Kernel, system: System) -> str:
+    """idle=halt against the mwait_idle oops reported after CPU switches, and a fixed
+    loops-per-jiffy so the guest skips calibration. gem5's TSC counts CPU cycles
+    (src/arch/x86/isa.cc), so udelay()'s delay_tsc needs clock / HZ. gem5's stdlib
+    default, lpj=7999923, fits 2 GHz at HZ=250: at our HZ=1000 it made every udelay
+    four times too long (libata's per-command delays took 40 us instead of 10)."""
+    return f"idle=halt lpj={system.clock_hz // kernel.hz}"
 
 
 @dataclass(frozen=True)
@@ -159,7 +166,8 @@ def kvm_usable(gem5: Gem5, system: System, kernel: Kernel, image: Image) -> tupl
         probe = cache_dir() / "gem5-kvm-probe"
         shutil.rmtree(probe, ignore_errors=True)
         params = gem5_params("boot", system, kernel, image, probe / "cpt", "kvm",
-                             kernel_cmdline(NAME, GEM5_KERNEL_ARGS), max_sim_seconds=0.5,
+                             kernel_cmdline(NAME, gem5_kernel_args(kernel, system)),
+                             max_sim_seconds=0.5,
                              max_host_seconds=60)
         result = simulate(gem5, params, probe / "out", timeout_s=120)
         log = (probe / "out" / "simerr.txt")
@@ -176,7 +184,8 @@ def kvm_usable(gem5: Gem5, system: System, kernel: Kernel, image: Image) -> tupl
 def checkpoint_key(gem5: Gem5, kernel: Kernel, image: Image, system: System) -> str:
     return json_sha256({"gem5": gem5.sha256, "kernel": kernel.manifest["key"],
                         "image": image.manifest["key"], "layout": system.memory_layout(),
-                        "args": GEM5_KERNEL_ARGS, "script": file_sha256(CONFIG_SCRIPT)})[:16]
+                        "args": gem5_kernel_args(kernel, system),
+                        "script": file_sha256(CONFIG_SCRIPT)})[:16]
 
 
 def ensure_checkpoint(gem5: Gem5, kernel: Kernel, image: Image, system: System) -> Path:
@@ -200,7 +209,8 @@ def _boot_and_checkpoint(gem5: Gem5, kernel: Kernel, image: Image, system: Syste
     work = final.with_name(f"{key}.building-{os.getpid()}")
     shutil.rmtree(work, ignore_errors=True)
     params = gem5_params("boot", system, kernel, image, work / "cpt", cpu,
-                         kernel_cmdline(NAME, f"{GEM5_KERNEL_ARGS} reclaim.checkpoint=1"))
+                         kernel_cmdline(NAME, f"{gem5_kernel_args(kernel, system)} "
+                                              "reclaim.checkpoint=1"))
     console.print(f"gem5: boot + checkpoint {key} ({system.memory_mib} MiB "
                   f"{system.memory_type}, {cpu} CPU)")
     result = simulate(gem5, params, work / "boot", timeout_s=BOOT_HOST_SECONDS + 300)
@@ -246,7 +256,8 @@ def run(spec: RunSpec, artefacts: dict, job: Path, run_dir: Path,
     system = spec.system
     params = gem5_params("run", system, artefacts["kernel"], artefacts["image"],
                          artefacts["checkpoint"] / "cpt", system.cpu_model,
-                         kernel_cmdline(NAME, GEM5_KERNEL_ARGS), job=job.read_text(),
+                         kernel_cmdline(NAME, gem5_kernel_args(artefacts["kernel"], system)),
+                         job=job.read_text(),
                          max_sim_seconds=3600.0, max_host_seconds=timeout_s)
     result = simulate(artefacts["gem5"], params, run_dir, timeout_s=timeout_s + 300)
     gem5_console = run_dir / "board.pc.com_1.device"

@@ -63,6 +63,14 @@ class Kernel:
     def manifest(self) -> dict:
         return json.loads((self.directory / "manifest.json").read_text())
 
+    @property
+    def hz(self) -> int:
+        """CONFIG_HZ of the build: jiffies per second."""
+        for line in self.config.read_text().splitlines():
+            if line.startswith("CONFIG_HZ="):
+                return int(line.split("=", 1)[1])
+        raise StudyError(f"{self.config}: no CONFIG_HZ line")
+
 
 def read_series(path: Path = SERIES) -> Series:
     """Parse `series`: patch names in order, and the `# made-against: PACKAGE VERSION` line."""

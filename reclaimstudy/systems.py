@@ -54,6 +54,11 @@ class System:
             fields.pop(key)
         return fields
 
+    @property
+    def clock_hz(self) -> int:
+        """The CPU clock in Hz ("2GHz" -> 2_000_000_000)."""
+        return round(float(self.clock[:-3]) * {"GHz": 1e9, "MHz": 1e6}[self.clock[-3:]])
+
     def memory_layout(self) -> dict:
         """What a checkpoint depends on: it can be restored only onto the same layout.
 

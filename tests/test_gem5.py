@@ -69,6 +69,20 @@ def test_params_give_the_boot_no_caches_and_the_run_the_profile():
     assert run["disk_delay_us"] == 2000 and run["memory"] == {"type": "DDR3_1600", "size_mib": 256}
 
 
+def test_the_guest_delay_loop_is_set_from_the_cpu_clock_and_the_kernels_hz(tmp_path):
+    from reclaimstudy.kernel import Kernel
+    (tmp_path / "config").write_text("CONFIG_HZ_1000=y\nCONFIG_HZ=1000\n")
+    kernel = Kernel(tmp_path)
+    assert kernel.hz == 1000
+    # gem5's TSC counts CPU cycles: loops per jiffy = cycles per second / jiffies per second
+    for clock, lpj in (("2GHz", 2_000_000), ("1500MHz", 1_500_000), ("3.2GHz", 3_200_000)):
+        system = dataclasses.replace(get_system("desktop-hdd"), clock=clock)
+        assert gem5_backend.gem5_kernel_args(kernel, system).split() == ["idle=halt", f"lpj={lpj}"]
+    (tmp_path / "config").write_text("CONFIG_HZ_250=y\n")
+    with pytest.raises(StudyError, match="no CONFIG_HZ line"):
+        Kernel(tmp_path).hz
+
+
 @pytest.fixture(scope="module")
 def gem5_runs(tmp_path_factory):
     """One checkpoint of ci-tiny, restored three times: two policies, two disk latencies."""
