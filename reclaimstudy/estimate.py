@@ -5,7 +5,9 @@ sweep has finished so far says little about the ones still ahead. Every finished
 folder of the study records its wall time (run.json), including runs on older
 artefacts, so each run is priced from the closest earlier runs: same backend, workload,
 system and policy, else same workload and system, else same workload; a run nothing
-like it has run before is priced at the mean of every run on its backend.
+like it has run before is priced at the mean of every run on its backend. Runs on the
+sweep's own kernel, image and simulator come first, even when looser matches: a new
+guest can change what a run costs several times over, a policy rarely does.
 """
 
 from dataclasses import dataclass, field
@@ -21,36 +23,61 @@ def _keys(backend: str, workload: str, system: str, policy: str) -> list[tuple]:
             (backend,)]
 
 
+def artefact_identity(record: dict) -> dict:
+    """The kernel, image, simulator and checkpoint keys a run.json names, in the form of
+    a backend's prepared "identity" (what run ids hash)."""
+    artefacts = record.get("artefacts") or {}
+    identity = {"kernel": (artefacts.get("kernel") or {}).get("key"),
+                "image": (artefacts.get("image") or {}).get("key")}
+    if artefacts.get("gem5"):
+        identity["gem5"] = artefacts["gem5"].get("sha256")
+    if artefacts.get("checkpoint"):
+        identity["checkpoint"] = artefacts["checkpoint"].get("key")
+    return identity
+
+
 @dataclass
 class CostBook:
-    """Wall seconds of finished runs, at each level of likeness."""
+    """Wall seconds of finished runs, at each level of likeness; `current` holds the
+    prepared identities (kernel, image, ...) of the sweep the book prices for."""
 
-    seconds: dict[tuple, list[float]] = field(default_factory=dict)
+    current: list[dict] = field(default_factory=list)
+    seconds: dict[tuple, list[tuple[bool, float]]] = field(default_factory=dict)
 
-    def add(self, backend: str, workload: str, system: str, policy: str, wall_s: float):
+    def add(self, backend: str, workload: str, system: str, policy: str, wall_s: float,
+            current: bool = False):
         for key in _keys(backend, workload, system, policy):
-            self.seconds.setdefault(key, []).append(wall_s)
+            self.seconds.setdefault(key, []).append((current, wall_s))
 
     def add_record(self, record: dict):
         wall = record.get("wall_seconds")
         if record.get("status") == "ok" and isinstance(wall, (int, float)) and wall > 0:
             self.add(record["backend"], record["workload_name"], record["system_name"],
-                     record["policy_name"], float(wall))
+                     record["policy_name"], float(wall),
+                     current=artefact_identity(record) in self.current)
 
     def known(self) -> int:
         """How many runs the book was made from."""
         return sum(len(v) for k, v in self.seconds.items() if len(k) == 4)
 
     def price(self, spec: runs.RunSpec) -> float | None:
-        for key in _keys(spec.backend, spec.workload.name, spec.system.name, spec.policy.name):
-            if key in self.seconds:
-                return mean(self.seconds[key])
+        """Runs of the same workload on the sweep's artefacts, closest first; then on any
+        artefacts; then the mean of the backend's runs, again the sweep's own first."""
+        keys = _keys(spec.backend, spec.workload.name, spec.system.name, spec.policy.name)
+        for group in (keys[:-1], keys[-1:]):
+            for only_current in (True, False):
+                for key in group:
+                    found = [s for current, s in self.seconds.get(key, [])
+                             if current or not only_current]
+                    if found:
+                        return mean(found)
         return None
 
 
-def cost_book(study_path: Path) -> CostBook:
-    """Every finished, good run in a study's folder."""
-    book = CostBook()
+def cost_book(study_path: Path, current: list[dict] | None = None) -> CostBook:
+    """Every finished, good run in a study's folder; `current`: the sweep's own prepared
+    identities, whose runs are preferred as prices."""
+    book = CostBook(current=list(current or []))
     if study_path.is_dir():
         for directory in sorted(study_path.iterdir()):
             record = runs.complete_run(directory) if directory.name != runs.PARTIAL else None

@@ -141,7 +141,7 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
             todo.append(spec)
     memory = max((spec.system.memory_mib for spec in todo), default=0)
     jobs = parallelism(backend_name, memory, jobs)
-    book = estimate.cost_book(study_path)
+    book = estimate.cost_book(study_path, [p["identity"] for p in prepared.values()])
     ahead = estimate.remaining_seconds(book, todo, [], jobs) if todo else 0.0
     console.print(f"sweep {study.name} on {backend_name}: {len(plan)} runs, {result.skipped} "
                   f"already done, {len(todo)} to run, {jobs} at a time" +

@@ -16,12 +16,19 @@ def spec(workload, policy="baseline", system="desktop-hdd-128", backend="gem5"):
                         get_workload(workload), {}, 0, backend)
 
 
+OLD_GUEST = {"kernel": {"key": "k1"}, "image": {"key": "i1"}, "gem5": {"sha256": "g"},
+             "checkpoint": {"key": "c1"}}
+NEW_GUEST = {"kernel": {"key": "k2"}, "image": {"key": "i2"}, "gem5": {"sha256": "g"},
+             "checkpoint": {"key": "c2"}}
+
+
 def finished(study_dir, name, workload, policy, wall, status="ok", backend="gem5",
-             system="desktop-hdd-128"):
+             system="desktop-hdd-128", artefacts=OLD_GUEST):
     (study_dir / name).mkdir(parents=True)
     (study_dir / name / "run.json").write_text(json.dumps({
         "status": status, "backend": backend, "workload_name": workload,
-        "system_name": system, "policy_name": policy, "wall_seconds": wall}))
+        "system_name": system, "policy_name": policy, "wall_seconds": wall,
+        "artefacts": artefacts}))
 
 
 @pytest.fixture
@@ -63,3 +70,20 @@ def test_with_no_earlier_runs_there_is_no_estimate(tmp_path):
 
 def test_durations_read_as_seconds_minutes_or_hours():
     assert [duration(s) for s in (45, 720, 3 * 3600 + 1440)] == ["45 s", "12 min", "3.4 h"]
+
+
+def test_runs_on_the_sweeps_own_artefacts_are_the_better_price(tmp_path):
+    study = tmp_path / "seeds-gem5"
+    finished(study, "old-a", "hot-stream", "baseline", 3000)
+    finished(study, "old-b", "hot-stream", "mglru", 2900)
+    finished(study, "new-a", "hot-stream", "baseline", 1100, artefacts=NEW_GUEST)
+    current = [{"kernel": "k2", "image": "i2", "gem5": "g", "checkpoint": "c2"}]
+    book = cost_book(study, current)
+    assert book.price(spec("hot-stream", "baseline")) == 1100  # the old guest's 3000 set aside
+    # the new guest's run of the same workload beats the old guest's of the same policy
+    assert book.price(spec("hot-stream", "mglru")) == 1100
+    assert book.price(spec("hot-stream", "exec-protect-off")) == 1100
+    # nothing of the workload on the new guest: the old guest's runs of it come next
+    finished(study, "old-c", "thrash", "baseline", 5000)
+    assert cost_book(study, current).price(spec("thrash", "mglru")) == 5000
+    assert cost_book(study).price(spec("hot-stream", "baseline")) == 2050  # no preference: mean
