@@ -60,6 +60,11 @@ class CostBook:
         """How many runs the book was made from."""
         return sum(len(v) for k, v in self.seconds.items() if len(k) == 4)
 
+    def has_workload(self, spec: runs.RunSpec) -> bool:
+        """Whether any earlier run of this workload on this backend prices `spec`, rather
+        than the backend's mean over every workload."""
+        return bool(self.seconds.get((spec.backend, spec.workload.name)))
+
     def price(self, spec: runs.RunSpec) -> float | None:
         """Runs of the same workload on the sweep's artefacts, closest first; then on any
         artefacts; then the mean of the backend's runs, again the sweep's own first."""

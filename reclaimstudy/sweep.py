@@ -101,7 +101,13 @@ def _status_lines(study_path: Path, running: dict, started: dict,
         partial = next(iter((study_path / runs.PARTIAL).glob(f"{identifier}-*")), None)
         where = current_phase(partial) if partial else "starting"
         price = book.price(spec)
-        expected = f" (runs like it took ~{estimate.duration(price)})" if price else ""
+        if not price:
+            expected = ""
+        elif book.has_workload(spec):
+            expected = f" (runs like it took ~{estimate.duration(price)})"
+        else:
+            expected = (f" (no {spec.workload.name} run yet; {spec.backend} runs took "
+                        f"~{estimate.duration(price)} on average)")
         lines.append(f"  running: {spec.label()}: {where}, "
                      f"{time.monotonic() - started[identifier]:.0f} s{expected}")
     return lines

@@ -52,6 +52,10 @@ def test_a_run_is_priced_from_the_closest_earlier_runs(book):
     # nothing like it: the mean of every run on the same backend, never another one's
     assert book.price(spec("thrash", "baseline")) == pytest.approx((3000 + 3100 + 400) / 3)
     assert book.price(spec("thrash", "baseline", backend="qemu")) == 20
+    # and a sweep's status line can tell a price from runs of the workload from a guess
+    assert book.has_workload(spec("hot-stream", "mglru"))
+    assert not book.has_workload(spec("thrash", "baseline"))
+    assert not book.has_workload(spec("hot-stream", "baseline", backend="qemu"))
 
 
 def test_remaining_time_counts_what_is_left_of_running_runs_and_shares_the_jobs(book):
