@@ -111,6 +111,28 @@ def _inputs(kept: list[tuple[Path, dict]]) -> list[dict]:
     return list(seen.values())
 
 
+def _guests(kept: list[tuple[Path, dict]]) -> list[dict]:
+    """Which kernel and image each backend and system ran on, when the study's numbers do
+    not all come from one guest (then empty when they do): a sweep on one backend after a
+    guest change leaves the other backend's runs on the old guest until it is swept too.
+    Systems of different memory sizes have their own images, so images are compared per
+    system and kernels across the whole study."""
+    where: dict[tuple, set] = {}
+    for _, record in kept:
+        artefacts = record.get("artefacts", {})
+        where.setdefault((record["backend"], record["system_name"]), set()).add(
+            ((artefacts.get("kernel") or {}).get("key"), (artefacts.get("image") or {}).get("key")))
+    kernels = {kernel for guests in where.values() for kernel, _ in guests}
+    by_system: dict[str, set] = {}
+    for (_, system), guests in where.items():
+        by_system.setdefault(system, set()).update(image for _, image in guests)
+    if len(kernels) <= 1 and all(len(images) <= 1 for images in by_system.values()):
+        return []
+    return [{"backend": backend, "system": system, "kernel": kernel, "image": image}
+            for (backend, system), guests in sorted(where.items())
+            for kernel, image in sorted(guests, key=str)]
+
+
 def _costs(kept: list[tuple[Path, dict]]) -> list[dict]:
     """Host wall time per run (and on gem5 the simulated time after the boot checkpoint),
     by backend, system, experiment and policy: what a re-run or a bigger sweep will cost."""
@@ -194,6 +216,7 @@ def build_report(study, results: Path) -> dict:
         "seeds": seeds.to_dict("records") if not seeds.empty else [],
         "caveats": caveats_for(seeds),
         "inputs": _inputs(kept),
+        "guests": _guests(kept),
         "costs": _costs(kept),
         "exported": [p.name for p in exported],
     }
