@@ -49,7 +49,10 @@ GEM5 = [
     ("l2_miss_rate", r"l2-cache(-\d+)?\.overallMissRate::total$", "mean", "ratio"),
     ("dram_bw", r"mem_ctrl\d*\.dram\.bwTotal::total$", "sum", "B/s"),
     ("dram_latency", r"mem_ctrl\d*\.dram\.avgMemAccLat$", "mean", "ticks"),
-    ("io_dma_bytes", r"membus\.pktSize_.*(iobridge|iocache|ide).*::total$", "sum", "B"),
+    # gem5 names IDE DMA from the memory's side: the disk "reads" memory when it writes
+    # a sector, and "writes" memory when it reads one. Summed over the root and swap disks.
+    ("disk_read_bytes", r"\.IdeDisk\.dmaWriteBytes$", "sum", "B"),
+    ("disk_write_bytes", r"\.IdeDisk\.dmaReadBytes$", "sum", "B"),
 ]
 
 

@@ -95,3 +95,27 @@ def test_a_run_whose_blocks_do_not_match_its_phases_is_refused_at_collection(tmp
 def _write(path, text):
     path.write_text(text)
     return path
+
+
+def test_table_reads_each_phases_hardware_numbers_from_the_right_stats():
+    from analysis.table import gem5_rows
+    rows = gem5_rows(FS.parent, ["boot", "dd", "tail"])
+    value = {(r["phase"], r["metric"]): r["value"] for r in rows}
+    # the dd phase read a 16 MiB file from the IDE disk and wrote nothing to it
+    assert 16 * 2**20 <= value["dd", "disk_read_bytes"] < 17 * 2**20
+    assert value["dd", "disk_write_bytes"] < 64 * 1024
+    assert value["dd", "instructions"] == pytest.approx(15.7e6, rel=0.01)
+    assert value["dd", "sim_seconds"] == pytest.approx(0.023, rel=0.05)
+    assert value["dd", "ipc"] == pytest.approx(value["dd", "instructions"] / value["dd", "cycles"])
+    # an SE run has caches whose traffic to memory goes through "mem_side" ports, and no
+    # disk: nothing of the caches' traffic may be counted as disk IO
+    se = gem5_rows(SE.parent, ["a", "b", "c", "d"])
+    assert not [r for r in se if r["metric"].startswith("disk_")]
+    assert [r for r in se if r["metric"] == "l2_miss_rate"]
+
+
+def test_a_stats_file_with_a_block_per_phase_missing_is_refused():
+    from analysis.table import gem5_rows
+    from reclaimstudy.errors import StudyError
+    with pytest.raises(StudyError, match="3 stats blocks for 2 phases"):
+        gem5_rows(FS.parent, ["boot", "dd"])
