@@ -66,10 +66,10 @@ class Kernel:
     @property
     def hz(self) -> int:
         """CONFIG_HZ of the build: jiffies per second."""
-        for line in self.config.read_text().splitlines():
-            if line.startswith("CONFIG_HZ="):
-                return int(line.split("=", 1)[1])
-        raise StudyError(f"{self.config}: no CONFIG_HZ line")
+        hz = read_kconfig(self.config).get("CONFIG_HZ")
+        if hz is None:
+            raise StudyError(f"{self.config}: no CONFIG_HZ line")
+        return int(hz)
 
 
 def read_series(path: Path = SERIES) -> Series:
