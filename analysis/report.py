@@ -111,26 +111,22 @@ def _inputs(kept: list[tuple[Path, dict]]) -> list[dict]:
     return list(seen.values())
 
 
-def _guests(kept: list[tuple[Path, dict]]) -> list[dict]:
-    """Which kernel and image each backend and system ran on, when the study's numbers do
-    not all come from one guest (then empty when they do): a sweep on one backend after a
-    guest change leaves the other backend's runs on the old guest until it is swept too.
-    Systems of different memory sizes have their own images, so images are compared per
-    system and kernels across the whole study."""
-    where: dict[tuple, set] = {}
-    for _, record in kept:
-        artefacts = record.get("artefacts", {})
-        where.setdefault((record["backend"], record["system_name"]), set()).add(
-            ((artefacts.get("kernel") or {}).get("key"), (artefacts.get("image") or {}).get("key")))
-    kernels = {kernel for guests in where.values() for kernel, _ in guests}
-    by_system: dict[str, set] = {}
-    for (_, system), guests in where.items():
-        by_system.setdefault(system, set()).update(image for _, image in guests)
-    if len(kernels) <= 1 and all(len(images) <= 1 for images in by_system.values()):
+def _guests(inputs: list[dict]) -> list[dict]:
+    """Which kernel and image each backend and system ran on (from `_inputs`), when the
+    study's numbers do not all come from one guest; empty when they do. A sweep on one
+    backend after a guest change leaves the other backend's runs on the old guest until
+    it is swept too. Systems of different memory sizes have their own images, so images
+    are compared per system and kernels across the whole study."""
+    guests = sorted({(i["backend"], i["system"], i["kernel"].get("key"), i["image"].get("key"))
+                     for i in inputs}, key=str)
+    images: dict[str, set] = {}
+    for _, system, _, image in guests:
+        images.setdefault(system, set()).add(image)
+    if len({kernel for _, _, kernel, _ in guests}) <= 1 and \
+            all(len(keys) <= 1 for keys in images.values()):
         return []
     return [{"backend": backend, "system": system, "kernel": kernel, "image": image}
-            for (backend, system), guests in sorted(where.items())
-            for kernel, image in sorted(guests, key=str)]
+            for backend, system, kernel, image in guests]
 
 
 def _costs(kept: list[tuple[Path, dict]]) -> list[dict]:
@@ -205,6 +201,7 @@ def build_report(study, results: Path) -> dict:
             "embedded": [_embed(f) for f in figures if f is not None],
         })
     seeds = reproduction(comparison, table)
+    inputs = _inputs(kept)
     context = {
         "study": study, "generated": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "backends": sorted(set(table["backend"])), "runs": table["run_id"].nunique(),
@@ -215,8 +212,8 @@ def build_report(study, results: Path) -> dict:
         "experiments": experiments,
         "seeds": seeds.to_dict("records") if not seeds.empty else [],
         "caveats": caveats_for(seeds),
-        "inputs": _inputs(kept),
-        "guests": _guests(kept),
+        "inputs": inputs,
+        "guests": _guests(inputs),
         "costs": _costs(kept),
         "exported": [p.name for p in exported],
     }

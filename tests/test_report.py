@@ -208,22 +208,25 @@ def test_report_says_what_its_runs_cost(report):
 
 
 def test_a_report_whose_backends_ran_on_different_guests_says_so():
-    from analysis.report import _guests
+    from analysis.report import _guests, _inputs
 
     def record(backend, system, kernel, image):
-        return (Path("."), {"backend": backend, "system_name": system,
+        return (Path("."), {"backend": backend, "system_name": system, "system": {},
                             "artefacts": {"kernel": {"key": kernel}, "image": {"key": image}}})
+
+    def guests(records):
+        return _guests(_inputs(records))
 
     one_guest = [record("gem5", "desktop-hdd-128", "k1", "i1"),
                  record("qemu", "desktop-hdd-128", "k1", "i1"),
                  record("qemu", "desktop-hdd", "k1", "i2")]  # another memory size: its own image
-    assert _guests(one_guest) == []
+    assert guests(one_guest) == []
     mixed = one_guest + [record("qemu", "desktop-hdd-128", "k0", "i0")]
-    assert {(g["backend"], g["system"], g["kernel"]) for g in _guests(mixed)} == {
+    assert {(g["backend"], g["system"], g["kernel"]) for g in guests(mixed)} == {
         ("gem5", "desktop-hdd-128", "k1"), ("qemu", "desktop-hdd-128", "k0"),
         ("qemu", "desktop-hdd-128", "k1"), ("qemu", "desktop-hdd", "k1")}
     other_image = one_guest + [record("gem5", "desktop-hdd", "k1", "i3")]
-    assert len(_guests(other_image)) == 4
+    assert len(guests(other_image)) == 4
 
 
 def test_the_fixture_report_comes_from_one_guest_and_says_nothing_of_it(report):
