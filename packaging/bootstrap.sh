@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# Installs what the project needs on this machine, once: missing Debian packages
-# (apt-get, as root) and a Python virtual environment in .venv. Cheap when nothing
-# changed: a stamp keyed by the package lists skips all of it.
+# Installs what the project needs on this machine, once: the Debian packages of
+# packaging/host-tools.txt (apt-get, as root, missing ones only) and a Python
+# virtual environment in .venv with the exact versions of packaging/requirements.lock
+# (hash-checked). Cheap when nothing changed: a stamp keyed by those files skips all of it.
+# `bootstrap.sh --list-packages` prints the Debian packages it would install.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"
-packages_file="$root/packaging/debian-packages.txt"
-stamp_key=$(cat "$packages_file" "$root/pyproject.toml" | sha256sum | cut -c1-16)
+tools_file="$root/packaging/host-tools.txt"
+lock_file="$root/packaging/requirements.lock"
+# The second column of every row that is not a comment, once each.
+mapfile -t packages < <(awk '!/^[[:space:]]*(#|$)/ && !seen[$2]++ { print $2 }' "$tools_file")
+if [ "${1:-}" = "--list-packages" ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
+stamp_key=$(cat "$tools_file" "$lock_file" "$root/pyproject.toml" | sha256sum | cut -c1-16)
 stamp="$venv/.bootstrapped-$stamp_key"
 [ -f "$stamp" ] && exit 0
 
-mapfile -t packages < <(grep -v '^\s*#' "$packages_file" | grep -v '^\s*$')
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f '${Status}' "$package" 2>/dev/null | grep -q ' installed$' || missing+=("$package")
@@ -26,11 +34,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
+# Debian's interpreter (the python3 package above), whatever else is first on PATH.
 if [ ! -x "$venv/bin/python" ]; then
   echo "study: creating the Python environment in $venv" >&2
-  python3 -m venv "$venv"
+  /usr/bin/python3 -m venv "$venv"
 fi
-echo "study: installing Python packages (pyproject.toml)" >&2
-"$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$root" >&2
+echo "study: installing Python packages ($(grep -c '^[a-z]' "$lock_file") pinned in packaging/requirements.lock)" >&2
+# Only the lock: the project itself runs from the work tree (./study puts it on
+# PYTHONPATH), so nothing unpinned is fetched to build it.
+"$venv/bin/python" -m pip install -q --disable-pip-version-check --require-hashes --no-deps \
+  -r "$lock_file" >&2
 rm -f "$venv"/.bootstrapped-*
 touch "$stamp"

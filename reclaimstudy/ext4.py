@@ -9,7 +9,7 @@ from reclaimstudy.errors import StudyError
 
 def make_ext4(tree: Path, image: Path, size_mib: int, label: str = "root") -> Path:
     """Write an ext4 image of `size_mib` MiB holding the contents of `tree`."""
-    mke2fs = hostdeps.require_tool("mke2fs", "e2fsprogs")
+    mke2fs = hostdeps.require_tool("mke2fs")
     image.parent.mkdir(parents=True, exist_ok=True)
     image.unlink(missing_ok=True)
     # Fixed UUID and hash seed keep the image a function of its contents.

@@ -105,7 +105,7 @@ def rootfs_tarball() -> tuple[Path, dict]:
 
 def _make_rootfs(spec: dict, key: str, tarball: Path, manifest_path: Path) -> tuple[Path, dict]:
     directory = tarball.parent
-    mmdebstrap = hostdeps.require_tool("mmdebstrap", "mmdebstrap")
+    mmdebstrap = hostdeps.require_tool("mmdebstrap")
     if os.geteuid() != 0:
         raise StudyError("building the guest userland needs root (mmdebstrap and device nodes "
                          "in the image); run ./study as root")
@@ -206,9 +206,8 @@ def _du_mib(tree: Path) -> float:
 
 def build_image(system: System, force: bool = False) -> Image:
     """Return the cached root + swap images for `system`, building them if needed."""
-    for tool, package in {"mke2fs": "e2fsprogs", "mkswap": "util-linux", "make": "make",
-                          "gcc": "gcc"}.items():
-        hostdeps.require_tool(tool, package)
+    for tool in ("mke2fs", "mkswap", "make", "gcc", "tar"):
+        hostdeps.require_tool(tool)
     tarball, rootfs = rootfs_tarball()
     inputs = image_inputs(system)
     key = json_sha256(inputs)[:16]

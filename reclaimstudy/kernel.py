@@ -28,9 +28,8 @@ FRAGMENT = KERNEL_PATCHES / "guest.config"
 SERIES = KERNEL_PATCHES / "series"
 # Bump when the way the kernel is built changes, so old cache entries are not reused.
 BUILD_RECIPE = 1
-# Host tools the build runs, and the Debian package of each.
-BUILD_TOOLS = {"make": "make", "gcc": "gcc", "bc": "bc", "flex": "flex", "bison": "bison",
-               "patch": "patch", "xz": "xz-utils", "perl": "perl"}
+# Host tools the build runs (their packages: packaging/host-tools.txt).
+BUILD_TOOLS = ("make", "gcc", "bc", "flex", "bison", "patch", "xz", "tar", "perl")
 # Rough count of objects a build compiles, for the progress bar until a build has run.
 DEFAULT_STEPS = 1400
 
@@ -144,7 +143,7 @@ def kernel_key(inputs: dict) -> str:
 
 def extract_source(destination: Path, members: list[str] | None = None) -> Path:
     """Unpack Debian's tarball (or only `members`, paths inside the tree) into `destination`."""
-    hostdeps.require_tool("xz", "xz-utils")
+    hostdeps.require_tool("xz")
     destination.mkdir(parents=True, exist_ok=True)
     cmd = ["tar", "-xf", str(SOURCE_TARBALL), "-C", str(destination)]
     if members:
@@ -166,7 +165,7 @@ def patched_files(series: Series) -> list[str]:
 
 def apply_series(source: Path, series: Series, installed_version: str) -> None:
     """Apply every patch with `patch -p1`; on failure say which one and against what."""
-    hostdeps.require_tool("patch", "patch")
+    hostdeps.require_tool("patch")
     for patch in series.patches:
         result = subprocess.run(
             ["patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch", "-i", str(patch)],
@@ -202,8 +201,8 @@ def _expected_steps(kernels_dir: Path) -> int:
 
 def build_kernel(jobs: int | None = None, force: bool = False) -> Kernel:
     """Return the cached kernel for the current inputs, building it first if needed."""
-    for tool, package in BUILD_TOOLS.items():
-        hostdeps.require_tool(tool, package)
+    for tool in BUILD_TOOLS:
+        hostdeps.require_tool(tool)
     inputs = kernel_inputs()
     key = kernel_key(inputs)
     kernels_dir = cache_dir() / "kernels"

@@ -111,7 +111,7 @@ def choose_accel(bzimage: Path) -> tuple[str, str]:
 
 def run(boot: Boot, accel: str | None = None) -> BootResult:
     """Boot and wait for the guest to power off, or kill it at the time-out."""
-    hostdeps.require_tool(QEMU, "qemu-system-x86")
+    hostdeps.require_tool(QEMU)
     if accel is None:
         accel, _ = choose_accel(boot.bzimage)
     cmd = command(boot, accel)

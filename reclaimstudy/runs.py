@@ -10,6 +10,7 @@ It is assembled in a hidden partial directory and renamed into place only when
 run.json is written, so an interrupted run can never look complete.
 """
 
+import importlib.metadata
 import json
 import os
 import platform
@@ -19,6 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from reclaimstudy import hostdeps
 from reclaimstudy.console import ConsoleResult, parse_console_file
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import json_sha256
@@ -116,9 +118,18 @@ def write_events(result: ConsoleResult, path: Path) -> None:
             handle.write(json.dumps(event, sort_keys=True) + "\n")
 
 
+def python_package_versions() -> dict[str, str]:
+    """Every Python distribution of the running environment (the lock's, normally)."""
+    return dict(sorted((d.metadata["Name"].lower(), d.version)
+                       for d in importlib.metadata.distributions()))
+
+
 def host_info() -> dict:
+    """Where and with what a run was made; provenance, not part of its identity."""
     return {"node": platform.node(), "cpus": os.cpu_count(), "system": platform.platform(),
-            "python": platform.python_version()}
+            "python": platform.python_version(),
+            "python_packages": python_package_versions(),
+            "debian_packages": hostdeps.debian_package_versions()}
 
 
 STATS_BEGIN = "---------- Begin Simulation Statistics ----------"

@@ -1,4 +1,4 @@
-"""The stats.txt parser, on real gem5 outputs (shared/fixtures/gem5) and on broken files."""
+"""The stats.txt parser, on real gem5 outputs (tests/fixtures/gem5) and on broken files."""
 
 import math
 from pathlib import Path
@@ -7,9 +7,7 @@ import pytest
 
 from analysis.gem5stats import StatsError, block_values, parse_stats, parse_stats_text, stats_frame
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "gem5"
-if not FIXTURES.is_dir():
-    FIXTURES = Path(__file__).resolve().parent / "fixtures" / "gem5"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "gem5"
 FS = FIXTURES / "fs-x86-atomic-boot" / "stats.txt"
 SE = FIXTURES / "se-x86-o3-phases" / "stats.txt"
 

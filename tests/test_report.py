@@ -16,7 +16,7 @@ from reclaimstudy.errors import StudyError
 from reclaimstudy.studies import load_study
 
 RUNS = Path(__file__).parent / "fixtures" / "runs"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM = shutil.which("chromium")
 
 
 @pytest.fixture(scope="module")

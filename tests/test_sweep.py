@@ -6,7 +6,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ import pytest
 from reclaimstudy.paths import REPO
 from reclaimstudy.runs import PARTIAL
 from reclaimstudy.sweep import current_phase
+from tests.waiting import wait_while_running
 
 pytestmark = pytest.mark.slow
 
@@ -36,9 +36,8 @@ def published(study_dir: Path) -> dict[str, tuple[float, str]]:
 def test_a_killed_sweep_resumes_without_losing_or_redoing_runs(tmp_path):
     study_dir = tmp_path / "smoke"
     proc = sweep(tmp_path, background=True)
-    deadline = time.monotonic() + 600
-    while len(published(study_dir)) < 3 and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_while_running(proc, lambda: len(published(study_dir)) >= 3, "three published runs",
+                       timeout_s=600)
     proc.send_signal(signal.SIGKILL)  # no chance to clean up
     proc.wait()
     before = published(study_dir)

@@ -1,7 +1,7 @@
 """Benchmark: build the tidy table over 1000 gem5 runs; record time and peak memory.
 
 Each synthetic run is a recorded smoke run (tests/fixtures/runs) given a real gem5
-stats.txt (shared/fixtures/gem5/se-x86-o3-phases, O3 + caches + DDR4: ~1700 stats a
+stats.txt (tests/fixtures/gem5/se-x86-o3-phases, O3 + caches + DDR4: ~1700 stats a
 block), cut to its two phases' blocks, ~480 KB a file.
 
     .venv/bin/python tests/benchmarks/bench_stats_table.py [RUNS]
@@ -20,7 +20,7 @@ from analysis.table import build_table
 
 HERE = Path(__file__).resolve().parent
 RUN = next((HERE.parent / "fixtures" / "runs" / "smoke").glob("smoke-baseline-*"))
-STATS = HERE.parents[2] / "shared" / "fixtures" / "gem5" / "se-x86-o3-phases" / "stats.txt"
+STATS = HERE.parent / "fixtures" / "gem5" / "se-x86-o3-phases" / "stats.txt"
 
 
 def two_blocks(text: str) -> str:
