@@ -1,12 +1,13 @@
 """The guest disks and a whole job under QEMU: policy read back, phases, records, run.json."""
 
+import importlib.metadata
 import json
 import subprocess
 
 import pytest
 
 from reclaimstudy import kernel as k
-from reclaimstudy import qemu_backend, runs
+from reclaimstudy import hostdeps, qemu_backend, runs
 from reclaimstudy.errors import StudyError
 from reclaimstudy.image import build_image
 from reclaimstudy.policies import get_policy
@@ -88,6 +89,12 @@ def test_run_json_records_every_input_with_hashes(smoke_run):
     assert record["system"]["memory_mib"] == 128
     assert record["workload"] == {"name": "smoke", "arguments": {"read_mib": 4, "anon_mib": 16}}
     assert record["policy"]["knobs"]["madv_free"] == 0
+    # ... and what produced it: the Python and Debian package versions of the host.
+    host = record["host"]
+    assert host["python_packages"]["pandas"] == importlib.metadata.version("pandas")
+    assert host["debian_packages"]["qemu-system-x86"] == \
+        hostdeps.debian_package_version("qemu-system-x86")
+    assert set(host["debian_packages"]) == set(hostdeps.debian_packages())
     assert (directory / "job.sh").read_text().count("WORKLOAD='smoke'") + \
         (directory / "job.sh").read_text().count("WORKLOAD=smoke") == 1
     assert not list((directory.parent / runs.PARTIAL).glob("*")), "partial left behind"
