@@ -17,7 +17,10 @@ from reclaimstudy.errors import StudyError
 
 ALPHA = 0.05
 SECTIONS = ("workload", "vmstat", "gem5")
-GROUP = ["experiment", "backend", "system", "source", "phase", "metric", "unit", "better"]
+# "setup" (record.setup_key): runs differing in anything but policy and repetition are
+# never pooled, even under one experiment and system name.
+GROUP = ["experiment", "setup", "backend", "system", "source", "phase", "metric", "unit",
+         "better"]
 
 
 def is_rate(unit: str) -> bool:
@@ -58,7 +61,15 @@ def compare(table: pd.DataFrame, baseline: str, sections=SECTIONS) -> pd.DataFra
     keys = ok.fillna({"phase": ""}).groupby(GROUP, dropna=False, sort=False)
     for key, group in keys:
         info = dict(zip(GROUP, key))
-        by_policy = {p: list(g["value"]) for p, g in group.groupby("policy", sort=False)}
+        by_policy = {}
+        for policy, runs in group.groupby("policy", sort=False):
+            if "cell" in runs and runs["cell"].nunique() > 1:
+                raise StudyError(
+                    f"policy '{policy}' of {info['experiment']} on {info['system']} has runs of "
+                    f"{runs['cell'].nunique()} different settings under one name (runs "
+                    f"{', '.join(sorted(set(runs['run_id'])))}): they are not repetitions of "
+                    f"each other; compare with the study file, which sets outdated runs aside")
+            by_policy[policy] = list(runs["value"])
         all_zero = not any(any(v) for v in by_policy.values())
         # A guest counter that stayed zero everywhere says nothing; a workload's own
         # metric at zero is a result (e.g. no major faults with the seed's change).
@@ -99,8 +110,8 @@ def format_text(comparison: pd.DataFrame, baseline: str) -> str:
     if comparison.empty:
         return "no completed runs to compare\n"
     lines = []
-    for (experiment, backend, system), block in comparison.groupby(
-            ["experiment", "backend", "system"], sort=False):
+    for (experiment, _, backend, system), block in comparison.groupby(
+            ["experiment", "setup", "backend", "system"], sort=False):
         policies = policy_order(block["policy"], baseline)
         width = max(28, *(len(p) + 2 for p in policies))
         lines.append(f"{experiment} on {system} [{backend}]   (mean ±sd (change vs {baseline}), "

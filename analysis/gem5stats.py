@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from reclaimstudy.runs import STATS_BEGIN as BEGIN
-from reclaimstudy.runs import STATS_END as END
+from reclaimstudy.gem5_stats import BEGIN, END
 LINE = re.compile(
     r"^(?P<name>[^\s:]+(?:::(?P<sub>\S+))?)\s+(?P<value>\S+)"
     r"(?:\s+(?P<pdf>-?[\d.]+|nan)%\s+(?P<cdf>-?[\d.]+|nan)%)?\s*(?:#\s*(?P<desc>.*))?$")

@@ -22,6 +22,7 @@ from analysis.compare import compare, format_text, policy_order  # noqa: E402
 from analysis.seeds import caveats_for, reproduction  # noqa: E402
 from analysis.table import current_runs, export, runs_table, study_runs  # noqa: E402
 from reclaimstudy.errors import StudyError  # noqa: E402
+from reclaimstudy.record import PublishedRun  # noqa: E402
 
 TEMPLATES = Path(__file__).parent / "templates"
 # Workload metrics shown as bars (at most this many per experiment) and as timelines.
@@ -94,17 +95,15 @@ def _phase_plot(part: pd.DataFrame, policies: list[str], title: str, path: Path)
     return _finish(fig, title, path)
 
 
-def _inputs(kept: list[tuple[Path, dict]]) -> list[dict]:
+def _inputs(kept: list[PublishedRun]) -> list[dict]:
+    """One entry per guest generation and system profile: what the runs ran on."""
     seen = {}
-    for _, record in kept:
-        artefacts = record["artefacts"]
-        key = json.dumps({"backend": record["backend"], "system": record["system"],
-                          "kernel": artefacts.get("kernel", {}).get("key"),
-                          "image": artefacts.get("image", {}).get("key"),
-                          "gem5": artefacts.get("gem5", {}).get("sha256")}, sort_keys=True)
+    for run in kept:
+        record, artefacts = run.record, run.record["artefacts"]
+        key = (run.artefacts_key, json.dumps(run.identity["system"], sort_keys=True))
         entry = seen.setdefault(key, {
             "backend": record["backend"], "system": record["system_name"],
-            "profile": record["system"], "kernel": artefacts.get("kernel", {}),
+            "profile": run.identity["system"], "kernel": artefacts.get("kernel", {}),
             "image": artefacts.get("image", {}), "gem5": artefacts.get("gem5"),
             "qemu": artefacts.get("qemu"), "runs": 0})
         entry["runs"] += 1
@@ -129,11 +128,11 @@ def _guests(inputs: list[dict]) -> list[dict]:
             for backend, system, kernel, image in guests]
 
 
-def _costs(kept: list[tuple[Path, dict]]) -> list[dict]:
+def _costs(kept: list[PublishedRun]) -> list[dict]:
     """Host wall time per run (and on gem5 the simulated time after the boot checkpoint),
     by backend, system, experiment and policy: what a re-run or a bigger sweep will cost."""
     groups: dict[tuple, list[dict]] = {}
-    for _, record in kept:
+    for record in (run.record for run in kept):
         if record.get("status") == "ok" and record.get("wall_seconds"):
             key = (record["backend"], record["system_name"], record.get("experiment", ""),
                    record["policy_name"])
@@ -175,11 +174,11 @@ def build_report(study, results: Path) -> dict:
     comparison = compare(table, study.baseline)
     failed = table[table["status"] != "ok"][["run_id", "experiment", "policy", "system",
                                                "backend"]].drop_duplicates()
-    reasons = {rec["run_id"]: rec["reason"] for _, rec in found if rec["status"] != "ok"}
+    reasons = {run.record["run_id"]: run.record["reason"] for run in found if not run.ok}
     experiments = []
     by_name = {e.name: e for e in study.experiments}
-    for (experiment, backend, system), part in comparison.groupby(
-            ["experiment", "backend", "system"], sort=False) if not comparison.empty else []:
+    for (experiment, _, backend, system), part in comparison.groupby(
+            ["experiment", "setup", "backend", "system"], sort=False) if not comparison.empty else []:
         policies = policy_order(part["policy"], study.baseline)
         stem = f"{experiment}-{system}-{backend}"
         workload_part = part[part["source"] == "workload"]

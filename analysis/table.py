@@ -15,11 +15,14 @@ import pandas as pd
 from analysis.gem5stats import StatsError, block_values, parse_stats
 from analysis.records import phase_vmstat_deltas, read_events, workload_metrics
 from reclaimstudy.errors import StudyError
-from reclaimstudy.hashing import json_sha256
-from reclaimstudy.runs import PARTIAL, point_key
+from reclaimstudy.record import PublishedRun, published_runs
 
-COLUMNS = ["run_id", "study", "experiment", "artefacts", "backend", "system", "policy", "workload", "repetition",
-           "arguments", "status", "source", "phase", "metric", "index", "value", "unit", "better"]
+# artefacts: which guest and simulator (record.artefacts_key); setup: everything but the
+# policy and the repetition (record.setup_key); cell: everything but the repetition
+# (record.cell_key), so only repetitions are ever pooled.
+COLUMNS = ["run_id", "study", "experiment", "artefacts", "setup", "cell", "backend", "system",
+           "policy", "workload", "repetition", "arguments", "status", "source", "phase", "metric", "index",
+           "value", "unit", "better"]
 # Guest counters reported per phase: (name in the table, /proc/vmstat counters summed, unit).
 VMSTAT = [
     ("pgfault", ("pgfault",), "faults"),
@@ -102,13 +105,15 @@ def gem5_rows(run_dir: Path, phases: list[str]) -> list[dict]:
     return rows
 
 
-def run_rows(run_dir: Path, record: dict) -> list[dict]:
-    base = {"run_id": record["run_id"], "study": record["study"], "artefacts": artefacts_key(record),
+def run_rows(run: PublishedRun) -> list[dict]:
+    run_dir, record = run.directory, run.record
+    base = {"run_id": record["run_id"], "study": record["study"], "artefacts": run.artefacts_key,
+            "setup": run.setup_key, "cell": run.cell_key,
             "experiment": record.get("experiment") or record["workload_name"],
             "backend": record["backend"],
             "system": record["system_name"], "policy": record["policy_name"],
-            "workload": record["workload_name"], "repetition": record["repetition"],
-            "arguments": json.dumps(record["workload"]["arguments"], sort_keys=True),
+            "workload": record["workload_name"], "repetition": run.identity["repetition"],
+            "arguments": json.dumps(run.identity["workload"]["arguments"], sort_keys=True),
             "status": record["status"]}
     if record["status"] != "ok":
         return [{**base, "source": "run", "phase": None, "metric": "failed", "index": None,
@@ -125,55 +130,35 @@ def run_rows(run_dir: Path, record: dict) -> list[dict]:
     return [{**base, "index": None, **row} for row in rows]
 
 
-def study_runs(study_path: Path, study: str | None = None) -> list[tuple[Path, dict]]:
+def study_runs(study_path: Path, study: str | None = None) -> list[PublishedRun]:
     """Published runs of a results folder, checked to belong to `study`."""
     if not study_path.is_dir():
         raise StudyError(f"no results folder {study_path}: run the study's sweep first")
-    found = []
-    for run_dir in sorted(study_path.iterdir()):
-        if run_dir.name == PARTIAL or not run_dir.is_dir():
-            continue
-        path = run_dir / "run.json"
-        if not path.is_file():
-            continue  # not published: never data
-        try:
-            record = json.loads(path.read_text())
-        except json.JSONDecodeError as error:
-            raise StudyError(f"{path}: not valid JSON ({error})") from None
-        if study and record.get("study") != study:
-            raise StudyError(f"{path}: this run belongs to study '{record.get('study')}', not "
-                             f"'{study}'; move it to results/{record.get('study')}/")
-        found.append((run_dir, record))
-    return found
+    return published_runs(study_path, study)
 
 
-def artefacts_key(record: dict) -> str:
-    """Which kernel, image and simulator a run ran on, as a short key."""
-    artefacts = record.get("artefacts", {})
-    return json_sha256({"kernel": artefacts.get("kernel", {}).get("key"),
-                        "image": artefacts.get("image", {}).get("key"),
-                        "gem5": (artefacts.get("gem5") or {}).get("sha256")})[:8]
-
-
-def current_runs(found: list[tuple[Path, dict]], points: set[str] | None = None
-                 ) -> tuple[list[tuple[Path, dict]], int, int]:
-    """Runs of the newest kernel/image/simulator per backend and system, among those the
-    study still asks for (`points`, see Study.points; all when None); and how many were
-    set aside as superseded (older artefacts: not repetitions of the newer) and as
-    outdated (other parameters, policy or system than the study file now names)."""
+def current_runs(found: list[PublishedRun], points: set[str] | None = None
+                 ) -> tuple[list[PublishedRun], int, int]:
+    """Runs of the newest kernel/image/simulator/checkpoint (and record schema) per
+    backend and system, among those the study still asks for (`points`, see
+    Study.points; all when None); and how many were set aside as superseded (older
+    artefacts or schema: not repetitions of the newer) and as outdated (other
+    parameters, policy or system than the study file now names)."""
+    current = [run for run in found if run.current_schema]
+    older_schema = len(found) - len(current)
     if points is not None:
-        wanted = [(d, r) for d, r in found if point_key(r) in points]
-        outdated, found = len(found) - len(wanted), wanted
+        wanted = [run for run in current if run.point_key in points]
+        outdated, current = len(current) - len(wanted), wanted
     else:
         outdated = 0
     newest = {}
-    for _, record in found:
-        where = (record["backend"], record["system_name"])
-        stamp = (record.get("started_at", ""), artefacts_key(record))
+    for run in current:
+        where = (run.record["backend"], run.record["system_name"])
+        stamp = (run.record["started_at"], run.artefacts_key)
         newest[where] = max(newest.get(where, stamp), stamp)
-    kept = [(d, r) for d, r in found
-            if artefacts_key(r) == newest[(r["backend"], r["system_name"])][1]]
-    return kept, len(found) - len(kept), outdated
+    kept = [run for run in current
+            if run.artefacts_key == newest[(run.record["backend"], run.record["system_name"])][1]]
+    return kept, older_schema + len(current) - len(kept), outdated
 
 
 def build_table(study_path: Path, study: str | None = None,
@@ -183,12 +168,12 @@ def build_table(study_path: Path, study: str | None = None,
     return runs_table(*current_runs(study_runs(study_path, study), points))
 
 
-def runs_table(kept: list[tuple[Path, dict]], superseded: int = 0, outdated: int = 0
+def runs_table(kept: list[PublishedRun], superseded: int = 0, outdated: int = 0
                ) -> pd.DataFrame:
     """The tidy table of the given runs (current_runs' output), counts in `attrs`."""
     rows = []
-    for run_dir, record in kept:
-        rows += run_rows(run_dir, record)
+    for run in kept:
+        rows += run_rows(run)
     table = pd.DataFrame(rows, columns=COLUMNS)
     table.attrs["superseded"] = superseded
     table.attrs["outdated"] = outdated

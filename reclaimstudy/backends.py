@@ -1,17 +1,60 @@
-"""The two ways to run a point: QEMU (functional, fast) and gem5 (the timing instrument)."""
+"""The backend contract: how a point is run on QEMU (functional, fast) or gem5 (the timing
+instrument). A backend prepares a system once (kernel, image, and whatever else it
+needs), runs one point into a run directory, names the file its guest console is
+written to while running, and checks its own outputs before a run is published.
+"""
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from reclaimstudy.errors import StudyError
 
 BACKENDS = ("qemu", "gem5")
 
 
-def get_backend(name: str):
+@dataclass
+class Prepared:
+    """What a backend built for a system, once, for all its runs."""
+    identity: dict   # what run ids hash: the artefacts' keys (record.run_identity)
+    record: dict     # what run.json says about the artefacts
+    parts: dict = field(default_factory=dict)  # the backend's own objects (kernel, image, ...)
+
+
+@dataclass
+class Outcome:
+    """How one run went, as the backend saw it."""
+    failure: str | None  # why the backend failed the run (a time-out, a simulator error)
+    info: dict           # run.json's backend_info
+
+
+class Backend(ABC):
+    name: str
+    # The guest console in the run directory while the run is running; runs.execute
+    # finds it renamed to console.log once run() returns.
+    console_file: str
+
+    @abstractmethod
+    def prepare(self, spec) -> Prepared:
+        """Build or reuse what the spec's system needs."""
+
+    @abstractmethod
+    def run(self, spec, prepared: Prepared, job: Path, run_dir: Path,
+            timeout_s: float | None = None) -> Outcome:
+        """Run one point; leave console.log and the backend's outputs in run_dir."""
+
+    def check_outputs(self, run_dir: Path, phases: int) -> str | None:
+        """Why the backend's own outputs of a finished run cannot be trusted, or None."""
+        return None
+
+
+def get_backend(name: str) -> Backend:
     if name == "qemu":
-        from reclaimstudy import qemu_backend
+        from reclaimstudy.qemu_backend import QemuBackend
 
-        return qemu_backend
+        return QemuBackend()
     if name == "gem5":
-        from reclaimstudy import gem5_backend
+        from reclaimstudy.gem5_backend import Gem5Backend
 
-        return gem5_backend
+        return Gem5Backend()
     raise StudyError(f"unknown backend '{name}'; allowed: {', '.join(BACKENDS)}")

@@ -74,8 +74,7 @@ def cmd_run(args) -> int:
         study=args.study, system=get_system(args.system), policy=get_policy(args.policy),
         workload=workload, arguments=workload.arguments(parse_params(args.param)),
         repetition=args.repetition, backend=args.backend)
-    options = {"timeout_s": args.timeout} if args.timeout else {}
-    record = runs.execute(spec, backend, results=args.results, **options)
+    record = runs.execute(spec, backend, results=args.results, timeout_s=args.timeout)
     where = runs.study_dir(spec.study, args.results) / record["run_id"]
     if record["status"] == "ok":
         console.print(f"run {record['run_id']}: ok in {record['wall_seconds']:.0f} s -> {where}")

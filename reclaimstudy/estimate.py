@@ -14,26 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
 
-from reclaimstudy import runs
+from reclaimstudy import record, runs
 
 
 def _keys(backend: str, workload: str, system: str, policy: str) -> list[tuple]:
     """From the closest match to the loosest; never across backends."""
     return [(backend, workload, system, policy), (backend, workload, system), (backend, workload),
             (backend,)]
-
-
-def artefact_identity(record: dict) -> dict:
-    """The kernel, image, simulator and checkpoint keys a run.json names, in the form of
-    a backend's prepared "identity" (what run ids hash)."""
-    artefacts = record.get("artefacts") or {}
-    identity = {"kernel": (artefacts.get("kernel") or {}).get("key"),
-                "image": (artefacts.get("image") or {}).get("key")}
-    if artefacts.get("gem5"):
-        identity["gem5"] = artefacts["gem5"].get("sha256")
-    if artefacts.get("checkpoint"):
-        identity["checkpoint"] = artefacts["checkpoint"].get("key")
-    return identity
 
 
 @dataclass
@@ -54,7 +41,7 @@ class CostBook:
         if record.get("status") == "ok" and isinstance(wall, (int, float)) and wall > 0:
             self.add(record["backend"], record["workload_name"], record["system_name"],
                      record["policy_name"], float(wall),
-                     current=artefact_identity(record) in self.current)
+                     current=(record.get("identity") or {}).get("artefacts") in self.current)
 
     def known(self) -> int:
         """How many runs the book was made from."""
@@ -81,13 +68,10 @@ class CostBook:
 
 def cost_book(study_path: Path, current: list[dict] | None = None) -> CostBook:
     """Every finished, good run in a study's folder; `current`: the sweep's own prepared
-    identities, whose runs are preferred as prices."""
+    identities (Prepared.identity), whose runs are preferred as prices."""
     book = CostBook(current=list(current or []))
-    if study_path.is_dir():
-        for directory in sorted(study_path.iterdir()):
-            record = runs.complete_run(directory) if directory.name != runs.PARTIAL else None
-            if record:
-                book.add_record(record)
+    for run in record.published_runs(study_path):
+        book.add_record(run.record)
     return book
 
 

@@ -16,16 +16,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reclaimstudy import qemu
+from reclaimstudy import gem5_stats
+from reclaimstudy.backends import Backend, Outcome, Prepared
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
+from reclaimstudy.guest import kernel_cmdline
 from reclaimstudy.image import Image, build_image
 from reclaimstudy.kernel import Kernel, build_kernel
 from reclaimstudy.locks import exclusive
 from reclaimstudy.paths import CONFIGS, cache_dir
 from reclaimstudy.progress import console
-from reclaimstudy.qemu_backend import kernel_cmdline
-from reclaimstudy.runs import RunSpec
 from reclaimstudy.subprocesses import run_measured
 from reclaimstudy.systems import System
 
@@ -50,7 +50,7 @@ def gem5_kernel_args(kernel: Kernel, system: System) -> str:
     (src/arch/x86/isa.cc), so udelay()'s delay_tsc needs clock / HZ. gem5's stdlib
     default, lpj=7999923, fits 2 GHz at HZ=250: at our HZ=1000 it made every udelay
     four times too long (libata's per-command delays took 40 us instead of 10)."""
-    return f"idle=halt lpj={system.clock_hz // kernel.hz}"
+    return f"idle=halt lpj={system.cpu.hz // kernel.hz}"
 
 
 @dataclass(frozen=True)
@@ -123,13 +123,12 @@ def gem5_params(mode: str, system: System, kernel: Kernel, image: Image, checkpo
         "swap_disk": str(image.swap),
         "kernel_args": kernel_args.split(),
         "cpu": cpu,
-        "cores": system.cores,
-        "clock": system.clock,
+        "cores": system.cpu.cores,
+        "clock": system.cpu.clock,
         # The boot has no caches; the run gets the profile's.
-        "caches": {"hierarchy": system.hierarchy, "l1d": system.l1d, "l1i": system.l1i,
-                   "l2": system.l2} if run else {"hierarchy": "none"},
-        "memory": {"type": system.memory_type, "size_mib": system.memory_mib},
-        "disk_delay_us": system.disk_delay_us,
+        "caches": system.caches.model_dump() if run else {"hierarchy": "none"},
+        "memory": system.memory.model_dump(),
+        "disk_delay_us": system.disk.delay_us,
         "checkpoint": str(checkpoint),
         "readfile_contents": job,
         "max_sim_seconds": max_sim_seconds,
@@ -212,7 +211,7 @@ def _boot_and_checkpoint(gem5: Gem5, kernel: Kernel, image: Image, system: Syste
                          kernel_cmdline(NAME, f"{gem5_kernel_args(kernel, system)} "
                                               "reclaim.checkpoint=1"))
     console.print(f"gem5: boot + checkpoint {key} ({system.memory_mib} MiB "
-                  f"{system.memory_type}, {cpu} CPU)")
+                  f"{system.memory.type}, {cpu} CPU)")
     result = simulate(gem5, params, work / "boot", timeout_s=BOOT_HOST_SECONDS + 300)
     if result["status"] != "checkpoint":
         raise StudyError(f"gem5 boot for checkpoint {key} failed: {result['status']} "
@@ -231,40 +230,47 @@ def _boot_and_checkpoint(gem5: Gem5, kernel: Kernel, image: Image, system: Syste
     return final
 
 
-def prepare(spec: RunSpec) -> dict:
-    gem5 = find_gem5()
-    kernel = build_kernel()
-    image = build_image(spec.system)
-    checkpoint = ensure_checkpoint(gem5, kernel, image, spec.system)
-    checkpoint_manifest = json.loads((checkpoint / "manifest.json").read_text())
-    return {
-        "gem5": gem5, "kernel": kernel, "image": image, "checkpoint": checkpoint,
-        "identity": {"kernel": kernel.manifest["key"], "image": image.manifest["key"],
-                     "gem5": gem5.sha256, "checkpoint": checkpoint_manifest["key"]},
-        "record": {
-            "kernel": {key: kernel.manifest[key] for key in
-                       ("key", "source_version", "config_sha256", "vmlinux_sha256")},
-            "image": {key: image.manifest[key] for key in ("key", "rootfs_key", "root_sha256")},
-            "gem5": {"path": str(gem5.path), **gem5.identity()},
-            "checkpoint": checkpoint_manifest,
-        },
-    }
+class Gem5Backend(Backend):
+    name = NAME
+    # gem5's name for the first UART's output file (board.pc.com_1, stdlib X86Board).
+    console_file = "board.pc.com_1.device"
 
+    def prepare(self, spec) -> Prepared:
+        gem5 = find_gem5()
+        kernel = build_kernel()
+        image = build_image(spec.system)
+        checkpoint = ensure_checkpoint(gem5, kernel, image, spec.system)
+        checkpoint_manifest = json.loads((checkpoint / "manifest.json").read_text())
+        return Prepared(
+            identity={"kernel": kernel.manifest["key"], "image": image.manifest["key"],
+                      "gem5": gem5.sha256, "checkpoint": checkpoint_manifest["key"]},
+            record={
+                "kernel": {key: kernel.manifest[key] for key in
+                           ("key", "source_version", "config_sha256", "vmlinux_sha256")},
+                "image": {key: image.manifest[key] for key in ("key", "rootfs_key", "root_sha256")},
+                "gem5": {"path": str(gem5.path), **gem5.identity()},
+                "checkpoint": checkpoint_manifest,
+            },
+            parts={"gem5": gem5, "kernel": kernel, "image": image, "checkpoint": checkpoint})
 
-def run(spec: RunSpec, artefacts: dict, job: Path, run_dir: Path,
-        timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:
-    system = spec.system
-    params = gem5_params("run", system, artefacts["kernel"], artefacts["image"],
-                         artefacts["checkpoint"] / "cpt", system.cpu_model,
-                         kernel_cmdline(NAME, gem5_kernel_args(artefacts["kernel"], system)),
-                         job=job.read_text(),
-                         max_sim_seconds=3600.0, max_host_seconds=timeout_s)
-    result = simulate(artefacts["gem5"], params, run_dir, timeout_s=timeout_s + 300)
-    gem5_console = run_dir / "board.pc.com_1.device"
-    if gem5_console.is_file():
-        gem5_console.rename(run_dir / "console.log")
-    info = {"status": result["status"], "detail": result.get("detail", ""),
-            "sim_seconds": result.get("sim_seconds"), **result["host"]}
-    failure = None if result["status"] == "exit" else \
-        f"gem5 {result['status']}: {result.get('detail', '')}".strip()
-    return {"failure": failure, "info": info}
+    def run(self, spec, prepared: Prepared, job: Path, run_dir: Path,
+            timeout_s: float | None = None) -> Outcome:
+        timeout_s = timeout_s or DEFAULT_TIMEOUT_S
+        system, kernel = spec.system, prepared.parts["kernel"]
+        params = gem5_params("run", system, kernel, prepared.parts["image"],
+                             prepared.parts["checkpoint"] / "cpt", system.cpu.model,
+                             kernel_cmdline(NAME, gem5_kernel_args(kernel, system)),
+                             job=job.read_text(),
+                             max_sim_seconds=3600.0, max_host_seconds=timeout_s)
+        result = simulate(prepared.parts["gem5"], params, run_dir, timeout_s=timeout_s + 300)
+        gem5_console = run_dir / self.console_file
+        if gem5_console.is_file():
+            gem5_console.rename(run_dir / "console.log")
+        info = {"status": result["status"], "detail": result.get("detail", ""),
+                "sim_seconds": result.get("sim_seconds"), **result["host"]}
+        failure = None if result["status"] == "exit" else \
+            f"gem5 {result['status']}: {result.get('detail', '')}".strip()
+        return Outcome(failure, info)
+
+    def check_outputs(self, run_dir: Path, phases: int) -> str | None:
+        return gem5_stats.blocks_problem(run_dir / "stats.txt", phases)

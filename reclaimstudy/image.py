@@ -191,7 +191,7 @@ def image_inputs(system: System) -> dict:
         "workloads_sha256": tree_sha256(WORKLOADS, skip={"build"}),
         "memory_mib": system.memory_mib,  # the workloads' generate hooks size data by it
         "data_files": data_files(system.memory_mib),
-        "swap_mib": system.swap_mib,
+        "swap_mib": system.disk.swap_mib,
         "recipe": IMAGE_RECIPE,
     }
 
@@ -250,7 +250,7 @@ def _assemble(system: System, tarball: Path, rootfs: dict, inputs: dict, key: st
     make_ext4(tree, out / "root.img", size_mib)
     swap = out / "swap.img"
     with open(swap, "wb") as handle:
-        handle.truncate(system.swap_mib << 20)
+        handle.truncate(system.disk.swap_mib << 20)
     subprocess.run(["mkswap", "-q", "-L", "swap", "-U", "00000000-0000-4000-8000-000000000003",
                     str(swap)], check=True, capture_output=True)
 
@@ -269,7 +269,7 @@ def _assemble(system: System, tarball: Path, rootfs: dict, inputs: dict, key: st
     out.rename(final)
     shutil.rmtree(work, ignore_errors=True)
     console.print(f"image {key}: built in {manifest['build_seconds']:.0f} s "
-                  f"({size_mib} MiB root, {system.swap_mib} MiB swap) -> {final}")
+                  f"({size_mib} MiB root, {system.disk.swap_mib} MiB swap) -> {final}")
     prune_images(images)
     return Image(final)
 

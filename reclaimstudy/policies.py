@@ -43,8 +43,7 @@ def _policy(name: str, table: dict, where: str) -> Policy:
             raise StudyError(f"{where}: unknown knob '{knob}'; allowed: {', '.join(KNOBS)}")
         low, high, _ = KNOBS[knob]
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            raise StudyError(f"{where}: knob {knob} = {value!r} is out of range; "
-                             f"allowed: integers {low}..{high}")
+            raise StudyError(f"{where}: knob {knob} = {value!r}; allowed: integers {low}..{high}")
         knobs[knob] = value
     lru_gen = table.get("lru_gen", False)
     if not isinstance(lru_gen, bool):

@@ -8,57 +8,54 @@ backend and accelerator produced it.
 from pathlib import Path
 
 from reclaimstudy import qemu
+from reclaimstudy.backends import Backend, Outcome, Prepared
+from reclaimstudy.guest import kernel_cmdline
 from reclaimstudy.image import build_image
 from reclaimstudy.kernel import build_kernel
-from reclaimstudy.runs import RunSpec
 
-NAME = "qemu"
 JOB_FW_CFG = "opt/reclaim/job"
 DEFAULT_TIMEOUT_S = 900.0
 
 
-def kernel_cmdline(backend: str, extra: str = "") -> str:
-    """The guest's kernel command line, shared by both backends."""
-    line = (f"root=/dev/sda rw rootwait console=ttyS0 quiet panic=-1 init=/init "
-            f"reclaim.backend={backend}")
-    return f"{line} {extra}".strip()
+class QemuBackend(Backend):
+    name = "qemu"
+    console_file = "console.log"
 
+    def prepare(self, spec) -> Prepared:
+        """Build (or reuse) the kernel and image; the accelerator is probed once."""
+        kernel = build_kernel()
+        image = build_image(spec.system)
+        accel, why = qemu.choose_accel(kernel.bzimage)
+        kernel_manifest, image_manifest = kernel.manifest, image.manifest
+        return Prepared(
+            # What the run id hashes: the accelerator changes no result a run records.
+            identity={"kernel": kernel_manifest["key"], "image": image_manifest["key"]},
+            record={
+                "kernel": {key: kernel_manifest[key] for key in
+                           ("key", "source_version", "config_sha256", "bzimage_sha256",
+                            "vmlinux_sha256")},
+                "image": {key: image_manifest[key] for key in ("key", "rootfs_key", "root_sha256")},
+                "qemu": {"accel": accel, "accel_reason": why},
+            },
+            parts={"kernel": kernel, "image": image, "accel": accel})
 
-def prepare(spec: RunSpec) -> dict:
-    """Build (or reuse) the kernel and image; return what identifies them."""
-    kernel = build_kernel()
-    image = build_image(spec.system)
-    accel, why = qemu.choose_accel(kernel.bzimage)
-    kernel_manifest, image_manifest = kernel.manifest, image.manifest
-    return {
-        "kernel": kernel, "image": image, "accel": accel, "accel_reason": why,
-        # What the run id hashes: the accelerator changes no result a run records.
-        "identity": {"kernel": kernel_manifest["key"], "image": image_manifest["key"]},
-        "record": {
-            "kernel": {key: kernel_manifest[key] for key in
-                       ("key", "source_version", "config_sha256", "bzimage_sha256",
-                        "vmlinux_sha256")},
-            "image": {key: image_manifest[key] for key in ("key", "rootfs_key", "root_sha256")},
-            "qemu": {"accel": accel, "accel_reason": why},
-        },
-    }
-
-
-def run(spec: RunSpec, artefacts: dict, job: Path, run_dir: Path,
-        timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:
-    kernel, image = artefacts["kernel"], artefacts["image"]
-    # no_timer_check: under TCG on a busy host the kernel's boot-time check of the
-    # IO-APIC timer can miss its ticks and panic ("IO-APIC + timer doesn't work!").
-    boot = qemu.Boot(
-        bzimage=kernel.bzimage, cmdline=kernel_cmdline(NAME, "no_timer_check"),
-        memory_mib=spec.system.memory_mib,
-        cpus=spec.system.cores, disks=[image.root, image.swap],
-        console_log=run_dir / "console.log", fw_cfg={JOB_FW_CFG: job}, timeout_s=timeout_s)
-    result = qemu.run(boot, accel=artefacts["accel"])
-    # Paths inside the run directory are recorded relative to it: the directory moves
-    # into place when the run is published.
-    command = [word.replace(f"{run_dir}/", "") for word in result.command]
-    info = {"accel": result.accel, "wall_seconds": round(result.wall_seconds, 2),
-            "exit_code": result.exit_code, "command": command}
-    failure = f"time-out after {timeout_s:.0f} s" if result.timed_out else None
-    return {"failure": failure, "info": info}
+    def run(self, spec, prepared: Prepared, job: Path, run_dir: Path,
+            timeout_s: float | None = None) -> Outcome:
+        timeout_s = timeout_s or DEFAULT_TIMEOUT_S
+        kernel, image = prepared.parts["kernel"], prepared.parts["image"]
+        # no_timer_check: under TCG on a busy host the kernel's boot-time check of the
+        # IO-APIC timer can miss its ticks and panic ("IO-APIC + timer doesn't work!").
+        boot = qemu.Boot(
+            bzimage=kernel.bzimage, cmdline=kernel_cmdline(self.name, "no_timer_check"),
+            memory_mib=spec.system.memory_mib,
+            cpus=spec.system.cpu.cores, disks=[image.root, image.swap],
+            console_log=run_dir / self.console_file, fw_cfg={JOB_FW_CFG: job},
+            timeout_s=timeout_s)
+        result = qemu.run(boot, accel=prepared.parts["accel"])
+        # Paths inside the run directory are recorded relative to it: the directory moves
+        # into place when the run is published.
+        command = [word.replace(f"{run_dir}/", "") for word in result.command]
+        info = {"accel": result.accel, "wall_seconds": round(result.wall_seconds, 2),
+                "exit_code": result.exit_code, "command": command}
+        failure = f"time-out after {timeout_s:.0f} s" if result.timed_out else None
+        return Outcome(failure, info)

@@ -6,8 +6,7 @@ A run's directory is named by a hash of everything that determines it, and holds
   console.log    the guest's console
   events.jsonl   every protocol event parsed from the console
   + the backend's own outputs (gem5: stats.txt, config.ini, config.json)
-It is assembled in a hidden partial directory and renamed into place only when
-run.json is written, so an interrupted run can never look complete.
+Its identity, run.json and publication belong to reclaimstudy/record.py.
 """
 
 import importlib.metadata
@@ -15,24 +14,18 @@ import json
 import os
 import platform
 import shlex
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reclaimstudy import hostdeps
+from reclaimstudy import hostdeps, record
+from reclaimstudy.backends import Backend, Prepared
 from reclaimstudy.console import ConsoleResult, parse_console_file
 from reclaimstudy.errors import StudyError
-from reclaimstudy.hashing import json_sha256
 from reclaimstudy.paths import RESULTS
 from reclaimstudy.policies import Policy
 from reclaimstudy.systems import System
 from reclaimstudy.workloads import Workload
-
-# Bump when the guest protocol or the run layout changes.
-RUN_SCHEMA = 1
-PARTIAL = ".partial"
-
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -54,17 +47,16 @@ class RunSpec:
         return f"{self.workload.name}/{self.policy.name}/{self.system.name}/r{self.repetition}"
 
 
-def point_key(identity: dict) -> str:
-    """What a run measured, whatever ran it: system, policy, workload with its arguments,
-    repetition. Equal for a run.json and the spec that made it (RunSpec.identity)."""
-    return json_sha256({k: identity[k] for k in ("system", "policy", "workload", "repetition")})
+def run_identity(spec: RunSpec, artefacts: dict) -> dict:
+    """The run's identity on the artefacts a backend prepared (Prepared.identity)."""
+    return record.run_identity(spec.identity(), artefacts)
 
 
 def run_id(spec: RunSpec, artefacts: dict) -> str:
-    """Readable prefix + hash of the spec and of the kernel, image and simulator it runs on."""
-    digest = json_sha256({"schema": RUN_SCHEMA, "spec": spec.identity(), "artefacts": artefacts})
-    return (f"{spec.workload.name}-{spec.policy.name}-{spec.system.name}-r{spec.repetition}-"
-            f"{spec.backend}-{digest[:10]}")
+    """Readable prefix + hash of the run's identity."""
+    return record.run_id(run_identity(spec, artefacts),
+                         (spec.workload.name, spec.policy.name, spec.system.name,
+                          f"r{spec.repetition}", spec.backend))
 
 
 def job_text(spec: RunSpec, identifier: str) -> str:
@@ -82,34 +74,6 @@ def job_text(spec: RunSpec, identifier: str) -> str:
 
 def study_dir(study: str, results: Path = RESULTS) -> Path:
     return results / study
-
-
-def complete_run(directory: Path) -> dict | None:
-    """run.json of a finished run (good or failed), or None."""
-    path = directory / "run.json"
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError:
-        return None
-
-
-class RunDirectory:
-    """Where a run is assembled, then published atomically."""
-
-    def __init__(self, study_path: Path, identifier: str):
-        self.final = study_path / identifier
-        self.path = study_path / PARTIAL / f"{identifier}-{os.getpid()}"
-        shutil.rmtree(self.path, ignore_errors=True)
-        self.path.mkdir(parents=True)
-
-    def publish(self, record: dict) -> Path:
-        (self.path / "run.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
-        if self.final.exists():
-            shutil.rmtree(self.final)  # a failed earlier attempt being redone
-        self.path.rename(self.final)
-        return self.final
 
 
 def write_events(result: ConsoleResult, path: Path) -> None:
@@ -132,59 +96,40 @@ def host_info() -> dict:
             "debian_packages": hostdeps.debian_package_versions()}
 
 
-STATS_BEGIN = "---------- Begin Simulation Statistics ----------"
-STATS_END = "---------- End Simulation Statistics   ----------"
+def execute(spec: RunSpec, backend: Backend, results: Path = RESULTS,
+            prepared: Prepared | None = None, timeout_s: float | None = None) -> dict:
+    """Run one point on `backend` and publish its directory; return run.json's contents.
 
-
-def stats_blocks_problem(stats: Path, phases: int) -> str | None:
-    """Why a gem5 stats.txt cannot be read phase by phase (one whole block per phase),
-    or None. No stats.txt (QEMU) is no problem. An extra block (e.g. gem5 dumped on
-    SIGUSR1) or a missing one would shift every number onto the wrong phase."""
-    if not stats.is_file():
-        return None
-    text = stats.read_text(errors="replace")
-    begins, ends = text.count(STATS_BEGIN), text.count(STATS_END)
-    if begins != ends:
-        return f"stats.txt has {begins} blocks begun and {ends} ended: a dump was cut short"
-    if begins != phases:
-        return (f"stats.txt has {begins} blocks for the guest's {phases} phases: one block "
-                f"per phase is expected, so the numbers cannot be attributed")
-    return None
-
-
-def execute(spec: RunSpec, backend, results: Path = RESULTS, artefacts: dict | None = None,
-            **options) -> dict:
-    """Run one point on `backend` (qemu or gem5 module object) and publish its directory.
-
-    `artefacts` are what backend.prepare(spec) returned (prepared here when not given);
-    `options` go to the backend's run() (e.g. timeout_s). Returns run.json's contents.
+    `prepared`: what backend.prepare(spec) returned (prepared here when not given).
     A failed run is published too, with its logs and reason; only StudyError (bad
     input, missing tools) stops before that.
     """
-    artefacts = artefacts or backend.prepare(spec)
-    identifier = run_id(spec, artefacts["identity"])
-    directory = RunDirectory(study_dir(spec.study, results), identifier)
+    prepared = prepared or backend.prepare(spec)
+    identity = run_identity(spec, prepared.identity)
+    identifier = run_id(spec, prepared.identity)
+    directory = record.RunDirectory(study_dir(spec.study, results), identifier)
     job = directory.path / "job.sh"
     job.write_text(job_text(spec, identifier))
     started = time.time()
-    outcome = backend.run(spec, artefacts, job, directory.path, **options)
+    outcome = backend.run(spec, prepared, job, directory.path, timeout_s=timeout_s)
     console_log = directory.path / "console.log"
     if console_log.is_file():
         console = parse_console_file(console_log)
     else:
         console = ConsoleResult()
         console.fail("no console log")
-    if outcome.get("failure"):
+    if outcome.failure:
         # The backend's reason (a time-out, a simulator error) explains a truncated log best.
-        console.status, console.reason = "failed", outcome["failure"]
+        console.status, console.reason = "failed", outcome.failure
     elif console.status == "ok":
-        problem = stats_blocks_problem(directory.path / "stats.txt", len(console.phases))
+        problem = backend.check_outputs(directory.path, len(console.phases))
         if problem:
             console.status, console.reason = "failed", problem
     write_events(console, directory.path / "events.jsonl")
-    record = {
-        "schema": RUN_SCHEMA,
+    written = {
+        "schema": identity["schema"],
         "run_id": identifier,
+        "identity": identity,
         "study": spec.study,
         "label": spec.label(),
         "backend": spec.backend,
@@ -192,9 +137,8 @@ def execute(spec: RunSpec, backend, results: Path = RESULTS, artefacts: dict | N
         "policy_name": spec.policy.name,
         "workload_name": spec.workload.name,
         "experiment": spec.experiment or spec.workload.name,
-        **spec.identity(),
-        "artefacts": artefacts["record"],
-        "backend_info": outcome.get("info", {}),
+        "artefacts": prepared.record,
+        "backend_info": outcome.info,
         "host": host_info(),
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
         "wall_seconds": round(time.time() - started, 2),
@@ -202,8 +146,8 @@ def execute(spec: RunSpec, backend, results: Path = RESULTS, artefacts: dict | N
         "reason": console.reason,
         "garbled_lines": len(console.garbled),
     }
-    directory.publish(record)
-    return record
+    directory.publish(written)
+    return written
 
 
 def require_results_writable(results: Path) -> None:

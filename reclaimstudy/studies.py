@@ -6,7 +6,8 @@ from pathlib import Path
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import CONFIGS
 from reclaimstudy.policies import get_policy, load_policies
-from reclaimstudy.runs import RunSpec, point_key
+from reclaimstudy.record import point_key
+from reclaimstudy.runs import RunSpec
 from reclaimstudy.systems import get_system, system_names
 from reclaimstudy.tomlfile import check_keys, load
 from reclaimstudy.workloads import get_workload, workload_dirs
@@ -54,7 +55,7 @@ class Study:
         return out
 
     def points(self) -> set[str]:
-        """The point keys (runs.point_key) of every run the study asks for, on any backend."""
+        """The point keys (record.point_key) of every run the study asks for, on any backend."""
         return {point_key(spec.identity()) for _, spec in self.runs("any")}
 
     def varied(self, experiment: Experiment) -> str:
@@ -67,12 +68,13 @@ class Study:
         return "nothing in the inputs (under gem5 the repetitions are identical)"
 
 
-def _names(where: str, key: str, value, allowed: list[str]) -> tuple[str, ...]:
+def _names(where: str, key: str, one: str, value, allowed: list[str]) -> tuple[str, ...]:
+    """`key`: the list's key (policies); `one`: what each name is (policy)."""
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
         raise StudyError(f"{where}: {key} must be a non-empty list of names")
     for name in value:
         if name not in allowed:
-            raise StudyError(f"{where}: unknown {key[:-1]} '{name}'; allowed: {', '.join(allowed)}")
+            raise StudyError(f"{where}: unknown {one} '{name}'; allowed: {', '.join(allowed)}")
     return tuple(value)
 
 
@@ -100,11 +102,12 @@ def parse_study(name: str, table: dict, path: Path) -> Study:
         seen.add(spec["name"])
         if spec["workload"] not in workloads:
             raise StudyError(f"{at}: unknown workload '{spec['workload']}'; allowed: {', '.join(workloads)}")
-        exp_policies = _names(at, "policies", spec.get("policies", default_policies), policies)
+        exp_policies = _names(at, "policies", "policy", spec.get("policies", default_policies),
+                              policies)
         if baseline not in exp_policies:
             raise StudyError(f"{at}: the baseline policy '{baseline}' is missing from its policies "
                              f"{', '.join(exp_policies)}; every comparison needs it")
-        exp_systems = _names(at, "systems", spec.get("systems", default_systems), systems)
+        exp_systems = _names(at, "systems", "system", spec.get("systems", default_systems), systems)
         params = spec.get("params", {})
         get_workload(spec["workload"]).arguments(params, at)  # checked now, not mid-sweep
         experiments.append(Experiment(spec["name"], spec["workload"], spec.get("seed"),

@@ -1,7 +1,7 @@
 """Run a whole study: every point, in parallel up to the machine, resumably.
 
 A sweep can be killed at any moment and started again: a run counts as done only
-once its directory is published with run.json (runs.RunDirectory), so completed
+once its directory is published with run.json (record.RunDirectory), so completed
 runs are skipped, failed ones are redone, and half-written ones (left in the study's
 .partial folder) are thrown away.
 """
@@ -13,7 +13,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reclaimstudy import estimate, runs
+from reclaimstudy import estimate, record, runs
 from reclaimstudy.backends import get_backend
 from reclaimstudy.console import parse_console_file
 from reclaimstudy.errors import StudyError
@@ -25,8 +25,6 @@ from reclaimstudy.studies import Study
 OVERHEAD_MIB = {"qemu": 256, "gem5": 1024}
 # A gem5 run takes minutes to hours: say what is running this often when nothing finishes.
 STATUS_EVERY_S = 120.0
-# Where a running run's guest console is: QEMU's serial log, gem5's first UART.
-CONSOLE_FILES = ("console.log", "board.pc.com_1.device")
 # How a running run is described by its guest's latest protocol event.
 PROGRESS = {"job_start": "set-up", "phase": "phase {name}", "phases_done": "finishing"}
 
@@ -62,7 +60,7 @@ def parallelism(backend: str, memory_mib: int, requested: int | None) -> int:
 
 def clean_partials(study_path: Path) -> int:
     """Throw away half-written runs of sweeps that are no longer running."""
-    partial = study_path / runs.PARTIAL
+    partial = study_path / record.PARTIAL
     removed = 0
     for entry in partial.glob("*") if partial.is_dir() else []:
         pid = entry.name.rsplit("-", 1)[-1]
@@ -81,25 +79,22 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def current_phase(partial_dir: Path) -> str:
+def current_phase(console_file: Path) -> str:
     """The guest's last phase mark in a running run's console, or where it is before one.
     A line still being written is unreadable JSON to the console parser, so it is skipped."""
-    for name in CONSOLE_FILES:
-        path = partial_dir / name
-        if not path.is_file():
-            continue
-        marks = [e for e in parse_console_file(path).events if e["event"] in PROGRESS]
+    if console_file.is_file():
+        marks = [e for e in parse_console_file(console_file).events if e["event"] in PROGRESS]
         if marks:
             return PROGRESS[marks[-1]["event"]].format(**marks[-1])
     return "starting"
 
 
-def _status_lines(study_path: Path, running: dict, started: dict,
+def _status_lines(study_path: Path, console_file: str, running: dict, started: dict,
                   book: estimate.CostBook) -> list[str]:
     lines = []
     for identifier, spec in running.items():
-        partial = next(iter((study_path / runs.PARTIAL).glob(f"{identifier}-*")), None)
-        where = current_phase(partial) if partial else "starting"
+        partial = next(iter((study_path / record.PARTIAL).glob(f"{identifier}-*")), None)
+        where = current_phase(partial / console_file) if partial else "starting"
         price = book.price(spec)
         if not price:
             expected = ""
@@ -139,15 +134,15 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
             prepared[spec.system.name] = backend.prepare(spec)
     todo, result = [], SweepResult(planned=len(plan))
     for _, spec in plan:
-        identifier = runs.run_id(spec, prepared[spec.system.name]["identity"])
-        record = runs.complete_run(study_path / identifier)
-        if record and record.get("status") == "ok":
+        identifier = runs.run_id(spec, prepared[spec.system.name].identity)
+        done = record.read_run(study_path / identifier)
+        if done and done.ok:
             result.skipped += 1
         else:
             todo.append(spec)
     memory = max((spec.system.memory_mib for spec in todo), default=0)
     jobs = parallelism(backend_name, memory, jobs)
-    book = estimate.cost_book(study_path, [p["identity"] for p in prepared.values()])
+    book = estimate.cost_book(study_path, [p.identity for p in prepared.values()])
     ahead = estimate.remaining_seconds(book, todo, [], jobs) if todo else 0.0
     console.print(f"sweep {study.name} on {backend_name}: {len(plan)} runs, {result.skipped} "
                   f"already done, {len(todo)} to run, {jobs} at a time" +
@@ -156,18 +151,17 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
     if backend_name == "qemu":
         console.print("sweep: QEMU runs check function, not timing; the gem5 backend (GEM5=...) "
                       "gives the hardware timing")
-    options = {"timeout_s": timeout_s} if timeout_s else {}
     started = time.monotonic()
     run_started: dict[str, float] = {}  # run id -> when its thread picked it up
 
     def execute(spec, identifier):
         run_started[identifier] = time.monotonic()
-        return runs.execute(spec, backend, results, prepared[spec.system.name], **options)
+        return runs.execute(spec, backend, results, prepared[spec.system.name], timeout_s)
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         pending = {}
         for spec in todo:
-            identifier = runs.run_id(spec, prepared[spec.system.name]["identity"])
+            identifier = runs.run_id(spec, prepared[spec.system.name].identity)
             pending[pool.submit(execute, spec, identifier)] = (spec, identifier)
         while pending:
             finished, _ = wait(pending, timeout=status_every_s, return_when=FIRST_COMPLETED)
@@ -175,19 +169,19 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
                 running = {i: s for s, i in pending.values() if i in run_started}
                 console.print(f"[{result.done}/{len(todo)} run, {time.monotonic() - started:.0f} s]"
                               f" still running:", highlight=False)
-                for line in _status_lines(study_path, running, run_started, book):
+                for line in _status_lines(study_path, backend.console_file, running,
+                                          run_started, book):
                     console.print(line, highlight=False)
             for future in finished:
                 spec, identifier = pending.pop(future)
                 run_started.pop(identifier, None)
                 try:
-                    record = future.result()
-                    status, reason = record["status"], record["reason"]
+                    written = future.result()
+                    status, reason = written["status"], written["reason"]
+                    book.add_record(written)
                 except StudyError as error:
                     status, reason = "failed", str(error)
-                    record = {"run_id": spec.label()}
                 result.done += 1
-                book.add_record(record)
                 if status != "ok":
                     result.failed.append((spec.label(), reason))
                 left = len(todo) - result.done

@@ -1,16 +1,20 @@
-"""Hardware profiles (configs/systems/*.toml): CPU, caches, DRAM, memory size, disk latency.
+"""Hardware profiles (configs/systems/*.toml): CPU, caches, memory, disk.
 
-A profile reads as the composition gem5's standard library builds (processor, cache
-hierarchy, memory, board); QEMU uses only its memory size, cores and swap size.
+A profile is composed the way gem5's standard library builds a board: a processor
+(`cpu`), a cache hierarchy (`caches`), memory and the disks, each a part of its own,
+as in the TOML file. QEMU uses only the memory size, cores and swap size. The allowed
+values here are the ones configs/gem5/reclaim_fs.py builds (a test checks they agree).
 """
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, model_validator
 
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import CONFIGS
-from reclaimstudy.tomlfile import check_keys, load
+from reclaimstudy.tomlfile import config_error, load, number, one_of, whole_number
 
 SYSTEMS_DIR = CONFIGS / "systems"
 CPU_MODELS = ("atomic", "timing", "o3")
@@ -23,41 +27,114 @@ MAX_MEMORY_MIB = 3072
 # gem5 v24.0 keeps IdeDisk.delay in an `int` of ticks (picoseconds): past 2^31 - 1 ps
 # it wraps around (5000 us runs as 705 us), so longer delays cannot be modelled.
 MAX_DISK_DELAY_US = 2147
-SIZE = re.compile(r"^\d+(KiB|MiB)$")
-CLOCK = re.compile(r"^\d+(\.\d+)?(GHz|MHz)$")
 
 
-@dataclass(frozen=True)
-class System:
-    name: str
-    description: str
-    cpu_model: str
-    cores: int
-    clock: str
-    hierarchy: str
-    l1d: str | None
-    l1i: str | None
-    l2: str | None
-    memory_type: str
-    memory_mib: int
-    disk_profile: str
-    disk_delay_us: float
-    swap_mib: int
-    path: Path
-    # Measured in the guest by the disk-calib workload on gem5 (not an input).
-    disk_calibration: dict | None = None
+def _like(pattern: str, example: str):
+    compiled = re.compile(pattern)
 
-    def identity(self) -> dict:
-        """Everything about the system that can change a result."""
-        fields = dict(self.__dict__)
-        for key in ("path", "description", "disk_calibration"):
-            fields.pop(key)
-        return fields
+    def check(value: str) -> str:
+        if not compiled.match(value):
+            raise ValueError(f"expected a value like {example!r}")
+        return value
+    return AfterValidator(check)
+
+
+def _disk_delay(value: float) -> float:
+    if value <= 0:
+        raise ValueError("allowed: a number > 0")
+    if value > MAX_DISK_DELAY_US:
+        raise ValueError(f"more than gem5 v24.0 can model; allowed: up to {MAX_DISK_DELAY_US} "
+                         f"(IdeDisk keeps the delay in a 32-bit int of picoseconds, so larger "
+                         f"values wrap around)")
+    return float(value)
+
+
+Size = Annotated[str, _like(r"^\d+(KiB|MiB)$", "32KiB")]
+Clock = Annotated[str, _like(r"^\d+(\.\d+)?(GHz|MHz)$", "2GHz")]
+
+
+class Part(BaseModel):
+    """One part of a profile: only its own keys, values of their exact kinds."""
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class Cpu(Part):
+    model: Annotated[str, one_of(CPU_MODELS)]
+    cores: Annotated[int, whole_number(1, 8)]
+    clock: Clock
 
     @property
-    def clock_hz(self) -> int:
-        """The CPU clock in Hz ("2GHz" -> 2_000_000_000)."""
+    def hz(self) -> int:
+        """The clock in Hz ("2GHz" -> 2_000_000_000)."""
         return round(float(self.clock[:-3]) * {"GHz": 1e9, "MHz": 1e6}[self.clock[-3:]])
+
+
+class Caches(Part):
+    hierarchy: Annotated[str, one_of(HIERARCHIES)]
+    l1d: Size | None = None
+    l1i: Size | None = None
+    l2: Size | None = None
+
+    @model_validator(mode="after")
+    def sizes_fit_the_hierarchy(self):
+        for level in ("l1d", "l1i", "l2"):
+            given = getattr(self, level) is not None
+            if self.hierarchy == "none" and given:
+                raise ValueError(f"{level} given with hierarchy = 'none'")
+            if self.hierarchy != "none" and not given:
+                raise ValueError(f"{level} is required with hierarchy = '{self.hierarchy}'")
+        return self
+
+
+class Memory(Part):
+    type: Annotated[str, one_of(MEMORY_TYPES)]
+    size_mib: Annotated[int, whole_number(MIN_MEMORY_MIB, MAX_MEMORY_MIB)]
+
+
+class DiskCalibration(Part):
+    """What the disk-calib workload measured in the guest: a result, not an input."""
+    random_4k_latency_us: Annotated[float, number()]
+    sequential_mib_s: Annotated[float, number()]
+    measured_with: str
+
+
+class Disk(Part):
+    profile: str
+    # IdeDisk.delay, per DMA descriptor; TOML may give it as a whole number.
+    delay_us: Annotated[float, number(), AfterValidator(_disk_delay)]
+    swap_mib: Annotated[int, whole_number(16, 65536)]
+    calibration: DiskCalibration | None = None
+
+
+class System(Part):
+    name: str
+    description: str
+    cpu: Cpu
+    caches: Caches
+    memory: Memory
+    disk: Disk
+    path: Path | None = None
+
+    def identity(self) -> dict:
+        """Everything about the system that can change a result (not its description,
+        file or the disk's measured calibration)."""
+        return self.model_dump(mode="json", exclude={"description": True, "path": True,
+                                                     "disk": {"calibration"}})
+
+    def changed(self, **parts) -> "System":
+        """A copy with some keys of its parts replaced, checked again: e.g.
+        changed(name="x", cpu={"clock": "1.5GHz"})."""
+        data = self.model_dump()
+        for key, value in parts.items():
+            data[key] = {**data[key], **value} if isinstance(value, dict) else value
+        try:
+            return System.model_validate(data)
+        except ValidationError as error:
+            raise config_error(self.path, error, System) from None
+
+    @property
+    def memory_mib(self) -> int:
+        return self.memory.size_mib
 
     def memory_layout(self) -> dict:
         """What a checkpoint depends on: it can be restored only onto the same layout.
@@ -65,80 +142,15 @@ class System:
         The clock is part of it because the guest calibrated its TSC at boot: restoring
         onto another clock would skew every time the guest measures.
         """
-        return {"memory_type": self.memory_type, "memory_mib": self.memory_mib,
-                "cores": self.cores, "clock": self.clock, "swap_mib": self.swap_mib}
-
-
-def _choice(where: str, key: str, value, allowed) -> str:
-    if value not in allowed:
-        raise StudyError(f"{where}: {key} = {value!r}; allowed: {', '.join(allowed)}")
-    return value
-
-
-def _integer(where: str, key: str, value, low: int, high: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-        raise StudyError(f"{where}: {key} = {value!r}; allowed: integers {low}..{high}")
-    return value
-
-
-def _pattern(where: str, key: str, value, pattern: re.Pattern, example: str) -> str:
-    if not isinstance(value, str) or not pattern.match(value):
-        raise StudyError(f"{where}: {key} = {value!r}; expected a value like {example!r}")
-    return value
+        return {"memory_type": self.memory.type, "memory_mib": self.memory.size_mib,
+                "cores": self.cpu.cores, "clock": self.cpu.clock, "swap_mib": self.disk.swap_mib}
 
 
 def parse_system(name: str, table: dict, path: Path) -> System:
-    where = str(path)
-    check_keys(where, table, {"description", "cpu", "caches", "memory", "disk"},
-               {"description", "cpu", "caches", "memory", "disk"})
-    cpu, caches, memory, disk = table["cpu"], table["caches"], table["memory"], table["disk"]
-    check_keys(f"{where} [cpu]", cpu, {"model", "cores", "clock"}, {"model", "cores", "clock"})
-    check_keys(f"{where} [caches]", caches, {"hierarchy", "l1d", "l1i", "l2"}, {"hierarchy"})
-    check_keys(f"{where} [memory]", memory, {"type", "size_mib"}, {"type", "size_mib"})
-    check_keys(f"{where} [disk]", disk, {"profile", "delay_us", "swap_mib", "calibration"},
-               {"profile", "delay_us", "swap_mib"})
-    calibration = disk.get("calibration", {})
-    check_keys(f"{where} [disk.calibration]", calibration,
-               {"random_4k_latency_us", "sequential_mib_s", "measured_with"},
-               {"random_4k_latency_us", "sequential_mib_s", "measured_with"} if calibration else set())
-    hierarchy = _choice(f"{where} [caches]", "hierarchy", caches["hierarchy"], HIERARCHIES)
-    sizes = {}
-    for level in ("l1d", "l1i", "l2"):
-        if hierarchy == "none":
-            if level in caches:
-                raise StudyError(f"{where} [caches]: {level} given with hierarchy = 'none'")
-            sizes[level] = None
-        elif level not in caches:
-            raise StudyError(f"{where} [caches]: {level} is required with hierarchy = '{hierarchy}'")
-        else:
-            sizes[level] = _pattern(f"{where} [caches]", level, caches[level], SIZE, "32KiB")
-    memory_mib = memory["size_mib"]
-    if isinstance(memory_mib, int) and memory_mib < MIN_MEMORY_MIB:
-        raise StudyError(f"{where} [memory]: size_mib = {memory_mib} is too small; "
-                         f"allowed: {MIN_MEMORY_MIB}..{MAX_MEMORY_MIB} MiB")
-    delay = disk["delay_us"]
-    if not isinstance(delay, (int, float)) or isinstance(delay, bool) or delay <= 0:
-        raise StudyError(f"{where} [disk]: delay_us = {delay!r}; allowed: a number > 0")
-    if delay > MAX_DISK_DELAY_US:
-        raise StudyError(f"{where} [disk]: delay_us = {delay!r} is more than gem5 v24.0 can model; "
-                         f"allowed: up to {MAX_DISK_DELAY_US} (IdeDisk keeps the delay in a 32-bit "
-                         f"int of picoseconds, so larger values wrap around)")
-    return System(
-        name=name,
-        description=table["description"],
-        cpu_model=_choice(f"{where} [cpu]", "model", cpu["model"], CPU_MODELS),
-        cores=_integer(f"{where} [cpu]", "cores", cpu["cores"], 1, 8),
-        clock=_pattern(f"{where} [cpu]", "clock", cpu["clock"], CLOCK, "2GHz"),
-        hierarchy=hierarchy, **sizes,
-        memory_type=_choice(f"{where} [memory]", "type", memory["type"], MEMORY_TYPES),
-        memory_mib=_integer(f"{where} [memory]", "size_mib", memory_mib,
-                            MIN_MEMORY_MIB, MAX_MEMORY_MIB),
-        disk_profile=str(disk["profile"]),
-        disk_delay_us=float(delay),
-        swap_mib=_integer(f"{where} [disk]", "swap_mib", disk["swap_mib"], 16, 65536),
-        path=path,
-        disk_calibration=calibration or None,
-    )
+    try:
+        return System.model_validate({**table, "name": name, "path": path})
+    except ValidationError as error:
+        raise config_error(path, error, System) from None
 
 
 def system_names(directory: Path = SYSTEMS_DIR) -> list[str]:

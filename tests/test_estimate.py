@@ -4,11 +4,12 @@ import json
 
 import pytest
 
-from reclaimstudy import runs
+from reclaimstudy import record, runs
 from reclaimstudy.estimate import cost_book, duration, remaining_seconds
 from reclaimstudy.policies import get_policy
 from reclaimstudy.systems import get_system
 from reclaimstudy.workloads import get_workload
+from tests.runfactory import make_record, write_run
 
 
 def spec(workload, policy="baseline", system="desktop-hdd-128", backend="gem5"):
@@ -16,19 +17,15 @@ def spec(workload, policy="baseline", system="desktop-hdd-128", backend="gem5"):
                         get_workload(workload), {}, 0, backend)
 
 
-OLD_GUEST = {"kernel": {"key": "k1"}, "image": {"key": "i1"}, "gem5": {"sha256": "g"},
-             "checkpoint": {"key": "c1"}}
-NEW_GUEST = {"kernel": {"key": "k2"}, "image": {"key": "i2"}, "gem5": {"sha256": "g"},
-             "checkpoint": {"key": "c2"}}
+OLD_GUEST = {"kernel": "k1", "image": "i1", "gem5": "g", "checkpoint": "c1"}
+NEW_GUEST = {"kernel": "k2", "image": "i2", "gem5": "g", "checkpoint": "c2"}
 
 
 def finished(study_dir, name, workload, policy, wall, status="ok", backend="gem5",
              system="desktop-hdd-128", artefacts=OLD_GUEST):
-    (study_dir / name).mkdir(parents=True)
-    (study_dir / name / "run.json").write_text(json.dumps({
-        "status": status, "backend": backend, "workload_name": workload,
-        "system_name": system, "policy_name": policy, "wall_seconds": wall,
-        "artefacts": artefacts}))
+    write_run(study_dir, make_record("seeds-gem5", workload, policy, system, backend=backend,
+                                     status=status, wall_seconds=wall,
+                                     artefacts=None if backend == "qemu" else artefacts), name)
 
 
 @pytest.fixture
@@ -39,7 +36,7 @@ def book(tmp_path):
     finished(study, "c", "lazyfree", "baseline", 400)
     finished(study, "d", "lazyfree", "madv-free-off", 99999, status="failed")  # not a price
     finished(study, "e", "lazyfree", "baseline", 20, backend="qemu")  # another backend
-    (study / runs.PARTIAL / "f").mkdir(parents=True)  # a half-written run: no run.json
+    (study / record.PARTIAL / "f").mkdir(parents=True)  # a half-written run: no run.json
     return cost_book(study)
 
 

@@ -1,7 +1,6 @@
 """The gem5 backend. Its error messages are tested everywhere; boot, checkpoint and
 restores need a gem5 X86 binary in GEM5 and are skipped, saying so, without one."""
 
-import dataclasses
 import json
 import os
 import stat
@@ -76,7 +75,7 @@ def test_the_guest_delay_loop_is_set_from_the_cpu_clock_and_the_kernels_hz(tmp_p
     assert kernel.hz == 1000
     # gem5's TSC counts CPU cycles: loops per jiffy = cycles per second / jiffies per second
     for clock, lpj in (("2GHz", 2_000_000), ("1500MHz", 1_500_000), ("3.2GHz", 3_200_000)):
-        system = dataclasses.replace(get_system("desktop-hdd"), clock=clock)
+        system = get_system("desktop-hdd").changed(cpu={"clock": clock})
         assert gem5_backend.gem5_kernel_args(kernel, system).split() == ["idle=halt", f"lpj={lpj}"]
     (tmp_path / "config").write_text("CONFIG_HZ_250=y\n")
     with pytest.raises(StudyError, match="no CONFIG_HZ line"):
@@ -89,14 +88,14 @@ def gem5_runs(tmp_path_factory):
     results = tmp_path_factory.mktemp("gem5-results")
     smoke = get_workload("smoke")
     fast = get_system("ci-tiny")
-    slow = dataclasses.replace(fast, name="ci-tiny-slowdisk", disk_profile="hdd", disk_delay_us=2000.0)
+    slow = fast.changed(name="ci-tiny-slowdisk", disk={"profile": "hdd", "delay_us": 2000.0})
     out = {}
     for label, system, policy in (("baseline", fast, "baseline"), ("madv", fast, "madv-free-off"),
                                   ("slowdisk", slow, "baseline")):
         spec = runs.RunSpec(study="gem5-test", system=system, policy=get_policy(policy),
                             workload=smoke, arguments=smoke.arguments({"read_mib": 8, "anon_mib": 4}),
                             repetition=0, backend="gem5")
-        record = runs.execute(spec, gem5_backend, results=results, timeout_s=3600)
+        record = runs.execute(spec, gem5_backend.Gem5Backend(), results=results, timeout_s=3600)
         out[label] = (record, results / "gem5-test" / record["run_id"])
     return out
 

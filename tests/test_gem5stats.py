@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from analysis.gem5stats import StatsError, block_values, parse_stats, parse_stats_text, stats_frame
+from reclaimstudy.gem5_stats import END
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "gem5"
 FS = FIXTURES / "fs-x86-atomic-boot" / "stats.txt"
@@ -33,7 +34,10 @@ def test_vectors_and_distributions_become_sub_entries_with_pdf_and_cdf():
     stats = {s.key: s for s in blocks[1]}
     busy = [s for s in blocks[1] if s.name.endswith("statFuBusy") and s.sub]
     assert busy and all(s.cdf is not None and s.pdf is not None for s in busy)
-    assert busy[-1].cdf == pytest.approx(100.0, abs=0.01) or busy[-1].sub == "total"
+    assert len(busy) == 74 and busy[-1].sub == "SimdConfig"
+    assert busy[-1].cdf == pytest.approx(100.0, abs=0.01)
+    write = next(s for s in busy if s.sub == "MemWrite")
+    assert (write.value, write.pdf, write.cdf) == (2244012, pytest.approx(44.88), pytest.approx(45.48))
     hits = stats["board.cache_hierarchy.l1d-cache-0.demandHits::total"]
     assert hits.sub == "total" and hits.unit == "Count"
     assert stats["simSeconds"].unit == "Second"
@@ -78,16 +82,16 @@ def test_a_truncated_real_file_is_never_read_as_data(tmp_path):
 
 
 def test_a_run_whose_blocks_do_not_match_its_phases_is_refused_at_collection(tmp_path):
-    from reclaimstudy.runs import stats_blocks_problem
+    from reclaimstudy.gem5_backend import Gem5Backend
+    check = Gem5Backend().check_outputs
     stats = tmp_path / "stats.txt"
-    assert stats_blocks_problem(stats, 2) is None  # QEMU: no stats.txt
-    block = FS.read_text().split("---------- End Simulation Statistics   ----------")[0] + \
-        "---------- End Simulation Statistics   ----------\n"
+    assert check(tmp_path, 2) == "gem5 wrote no stats.txt"
+    block = FS.read_text().split(END)[0] + END + "\n"
     stats.write_text(block * 2)
-    assert stats_blocks_problem(stats, 2) is None
-    assert "3 blocks for the guest's 2 phases" in stats_blocks_problem(_write(stats, block * 3), 2)
-    assert "2 blocks begun and 1 ended" in stats_blocks_problem(
-        _write(stats, block + block.rsplit("----------", 2)[0]), 2)
+    assert check(tmp_path, 2) is None
+    assert "3 blocks for the guest's 2 phases" in check(_write(stats, block * 3).parent, 2)
+    assert "2 blocks begun and 1 ended" in check(
+        _write(stats, block + block.rsplit("----------", 2)[0]).parent, 2)
 
 
 def _write(path, text):

@@ -7,8 +7,10 @@ import subprocess
 import pytest
 
 from reclaimstudy import kernel as k
-from reclaimstudy import hostdeps, qemu_backend, runs
+from reclaimstudy import hostdeps, runs
+from reclaimstudy.qemu_backend import QemuBackend
 from reclaimstudy.errors import StudyError
+from reclaimstudy.hashing import json_sha256
 from reclaimstudy.image import build_image
 from reclaimstudy.policies import get_policy
 from reclaimstudy.systems import get_system
@@ -62,7 +64,7 @@ def smoke_run(tmp_path_factory):
                         arguments=workload.arguments({"read_mib": 4}), repetition=0,
                         backend="qemu")
     results = tmp_path_factory.mktemp("results")
-    record = runs.execute(spec, qemu_backend, results=results, timeout_s=300)
+    record = runs.execute(spec, QemuBackend(), results=results, timeout_s=300)
     return record, results / "test-qemu" / record["run_id"]
 
 
@@ -86,9 +88,13 @@ def test_run_json_records_every_input_with_hashes(smoke_run):
     assert on_disk == record
     assert record["artefacts"]["kernel"]["key"] and record["artefacts"]["image"]["root_sha256"]
     assert record["artefacts"]["qemu"]["accel"] in ("kvm", "tcg")
-    assert record["system"]["memory_mib"] == 128
-    assert record["workload"] == {"name": "smoke", "arguments": {"read_mib": 4, "anon_mib": 16}}
-    assert record["policy"]["knobs"]["madv_free"] == 0
+    identity = record["identity"]
+    assert identity["system"]["memory_mib"] == 128
+    assert identity["workload"] == {"name": "smoke", "arguments": {"read_mib": 4, "anon_mib": 16}}
+    assert identity["policy"]["knobs"]["madv_free"] == 0
+    assert identity["artefacts"] == {"kernel": record["artefacts"]["kernel"]["key"],
+                                     "image": record["artefacts"]["image"]["key"]}
+    assert record["run_id"].endswith(json_sha256(identity)[:10])
     # ... and what produced it: the Python and Debian package versions of the host.
     host = record["host"]
     assert host["python_packages"]["pandas"] == importlib.metadata.version("pandas")
@@ -105,7 +111,7 @@ def test_a_run_that_times_out_is_published_as_failed_with_the_reason(tmp_path):
     spec = runs.RunSpec(study="t", system=get_system("ci-tiny"), policy=get_policy("baseline"),
                         workload=workload, arguments=workload.arguments(), repetition=7,
                         backend="qemu")
-    record = runs.execute(spec, qemu_backend, results=tmp_path, timeout_s=1.0)
+    record = runs.execute(spec, QemuBackend(), results=tmp_path, timeout_s=1.0)
     assert record["status"] == "failed" and record["reason"] == "time-out after 1 s"
     assert (tmp_path / "t" / record["run_id"] / "console.log").is_file()
 

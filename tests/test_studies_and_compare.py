@@ -34,7 +34,7 @@ def test_shipped_studies_expand_into_runs():
 
 @pytest.mark.parametrize("body, message", [
     (GOOD_EXPERIMENT.replace('"thrash"', '"nope"'), "unknown workload 'nope'; allowed: "),
-    (GOOD_EXPERIMENT.replace('"mglru"', '"turbo"'), "unknown policie 'turbo'|unknown polic"),
+    (GOOD_EXPERIMENT.replace('"mglru"', '"turbo"'), "unknown policy 'turbo'; allowed: baseline, "),
     (GOOD_EXPERIMENT.replace('["baseline", "mglru"]', '["mglru"]'),
      "the baseline policy 'baseline' is missing"),
     (GOOD_EXPERIMENT + 'systems = ["cray"]\n', "unknown system 'cray'"),
@@ -80,7 +80,7 @@ def _table(values):
     rows = []
     for policy, samples in values.items():
         for rep, value in enumerate(samples):
-            rows.append({"run_id": f"{policy}{rep}", "study": "s", "experiment": "e",
+            rows.append({"run_id": f"{policy}{rep}", "study": "s", "experiment": "e", "setup": "u1",
                          "backend": "gem5", "system": "x", "policy": policy, "workload": "w",
                          "repetition": rep, "arguments": "{}", "status": "ok",
                          "source": "workload", "phase": None, "metric": "total_s", "index": None,
@@ -143,7 +143,7 @@ def test_workload_metrics_that_stay_zero_are_still_compared():
     for policy in ("baseline", "off"):
         for rep in range(2):
             for source, metric in (("workload", "majflt"), ("vmstat", "pswpin")):
-                rows.append({"experiment": "e", "backend": "qemu", "system": "s", "source": source,
+                rows.append({"experiment": "e", "setup": "u1", "backend": "qemu", "system": "s", "source": source,
                              "phase": "p", "metric": metric, "unit": "faults", "better": "lower",
                              "policy": policy, "value": 0.0, "status": "ok", "index": None,
                              "repetition": rep})

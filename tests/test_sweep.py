@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from reclaimstudy.paths import REPO
-from reclaimstudy.runs import PARTIAL
+from reclaimstudy.gem5_backend import Gem5Backend
+from reclaimstudy.record import PARTIAL
 from reclaimstudy.sweep import current_phase
 from tests.waiting import wait_while_running
 
@@ -66,18 +67,18 @@ def test_a_killed_sweep_resumes_without_losing_or_redoing_runs(tmp_path):
 
 
 def test_current_phase_reads_the_last_mark_of_a_running_console(tmp_path):
-    assert current_phase(tmp_path) == "starting"
-    console = tmp_path / "board.pc.com_1.device"
+    console = tmp_path / Gem5Backend.console_file
+    assert current_phase(console) == "starting"
     console.write_text('Linux version 6.1\n@@reclaim {"event":"job_start","run_id":"x"}\n')
-    assert current_phase(tmp_path) == "set-up"
+    assert current_phase(console) == "set-up"
     with open(console, "a") as text:
         text.write('@@reclaim {"event":"phase","name":"fill","vmstat":{}}\n'
                    '@@reclaim {"event":"phase","name":"access","vmstat":{}}\n'
                    '@@reclaim {"event":"phase","name":"acc')  # still being written
-    assert current_phase(tmp_path) == "phase access"
+    assert current_phase(console) == "phase access"
     with open(console, "a") as text:
         text.write('ess"}\n@@reclaim {"event":"phases_done","name":""}\n')
-    assert current_phase(tmp_path) == "finishing"
+    assert current_phase(console) == "finishing"
 
 
 def test_failed_runs_keep_their_reason_fail_the_sweep_and_are_redone(tmp_path):

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from analysis.records import workload_metrics
-from reclaimstudy import qemu_backend, runs
+from reclaimstudy import runs
+from reclaimstudy.qemu_backend import QemuBackend
 from reclaimstudy.console import parse_console
 from reclaimstudy.image import write_data_file
 from reclaimstudy.paths import REPO, WORKLOADS
@@ -152,7 +153,7 @@ def test_default_run_completes_under_qemu_on_a_tiny_system(tmp_path, name):
     spec = runs.RunSpec(study="wl", system=get_system("ci-tiny"), policy=get_policy("baseline"),
                         workload=workload, arguments=workload.arguments(), repetition=0,
                         backend="qemu")
-    record = runs.execute(spec, qemu_backend, results=tmp_path, timeout_s=600)
+    record = runs.execute(spec, QemuBackend(), results=tmp_path, timeout_s=600)
     assert record["status"] == "ok", record["reason"]
     from analysis.records import read_events
     events = read_events(tmp_path / "wl" / record["run_id"])
@@ -167,7 +168,7 @@ def test_mmap_seq_runs_the_images_fio_with_the_mmap_engine(tmp_path):
     spec = runs.RunSpec(study="wl", system=get_system("ci-tiny"), policy=get_policy("baseline"),
                         workload=workload, arguments=workload.arguments({"engine": "fio", "passes": 2}),
                         repetition=0, backend="qemu")
-    record = runs.execute(spec, qemu_backend, results=tmp_path, timeout_s=600)
+    record = runs.execute(spec, QemuBackend(), results=tmp_path, timeout_s=600)
     assert record["status"] == "ok", record["reason"]
     from analysis.records import read_events
     events = read_events(tmp_path / "wl" / record["run_id"])

@@ -1,0 +1,188 @@
+"""The one record of a run: what identifies it, its run.json, and a study's published runs.
+
+A run's identity is everything that determines its numbers: the point (system profile,
+policy, workload and its arguments, repetition), the backend, and the artefacts exactly
+as the backend used them (kernel, image, and on gem5 the simulator and the boot
+checkpoint), under the record schema. The run id hashes it; run.json stores it as it
+was hashed, so every reader groups runs by the same fields:
+
+  point_key      system, policy, workload, repetition: which run of a study file it is
+  artefacts_key  schema, backend and artefacts: which guest and simulator it ran on
+  setup_key      everything but the policy and the repetition: runs with equal setup
+                 keys are comparable
+  cell_key       everything but the repetition: runs with equal cell keys are
+                 repetitions of one another
+
+A run's directory is assembled in the study's hidden .partial folder and renamed into
+place only once run.json is written, so an interrupted run can never look complete.
+"""
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from reclaimstudy.errors import StudyError
+from reclaimstudy.hashing import json_sha256
+
+# Bump when the guest protocol, the run layout or the identity's fields change: every
+# run gets a new id, and runs of an older schema are set aside, never pooled.
+RUN_SCHEMA = 2
+PARTIAL = ".partial"
+POINT_FIELDS = ("system", "policy", "workload", "repetition")
+
+
+def run_identity(spec_identity: dict, artefacts: dict) -> dict:
+    """`spec_identity`: RunSpec.identity() (the point and the backend); `artefacts`: the
+    identity the backend's prepare() returned (kernel, image, ...)."""
+    return {"schema": RUN_SCHEMA, **{k: spec_identity[k] for k in (*POINT_FIELDS, "backend")},
+            "artefacts": artefacts}
+
+
+def run_id(identity: dict, label_parts: tuple[str, ...]) -> str:
+    """Readable prefix (workload, policy, system, repetition, backend) + the identity's hash."""
+    return "-".join(label_parts) + "-" + json_sha256(identity)[:10]
+
+
+def point_key(identity: dict) -> str:
+    """Which point of a study: equal for a run and the study file's spec that asks for it."""
+    return json_sha256({k: identity[k] for k in POINT_FIELDS})
+
+
+def artefacts_key(identity: dict) -> str:
+    """Which guest, simulator and record schema a run ran on, as a short key."""
+    return json_sha256({k: identity[k] for k in ("schema", "backend", "artefacts")})[:12]
+
+
+def setup_key(identity: dict) -> str:
+    """Everything but the policy and the repetition, as a short key."""
+    return json_sha256({k: v for k, v in identity.items()
+                        if k not in ("policy", "repetition")})[:12]
+
+
+def cell_key(identity: dict) -> str:
+    """Everything but the repetition, as a short key."""
+    return json_sha256({k: v for k, v in identity.items() if k != "repetition"})[:12]
+
+
+class RunRecord(BaseModel):
+    """The fields of run.json that readers rely on; the rest is kept as written."""
+    model_config = ConfigDict(extra="allow")
+
+    schema_: int = Field(alias="schema")
+    run_id: str
+    study: str
+    label: str
+    backend: str
+    experiment: str
+    system_name: str
+    policy_name: str
+    workload_name: str
+    identity: dict
+    artefacts: dict
+    status: str
+    reason: str | None
+    wall_seconds: float
+    started_at: str
+
+
+@dataclass(frozen=True)
+class PublishedRun:
+    """A published run directory and its run.json (as a dict)."""
+    directory: Path
+    record: dict
+
+    @property
+    def identity(self) -> dict:
+        return self.record["identity"]
+
+    @property
+    def ok(self) -> bool:
+        return self.record["status"] == "ok"
+
+    @property
+    def current_schema(self) -> bool:
+        return self.record["schema"] == RUN_SCHEMA
+
+    @property
+    def point_key(self) -> str:
+        return point_key(self.identity)
+
+    @property
+    def artefacts_key(self) -> str:
+        return artefacts_key(self.identity)
+
+    @property
+    def setup_key(self) -> str:
+        return setup_key(self.identity)
+
+    @property
+    def cell_key(self) -> str:
+        return cell_key(self.identity)
+
+
+def read_run(directory: Path) -> PublishedRun | None:
+    """The published run in `directory`, or None when it has no run.json (not published:
+    never data). A run.json that is not one is an error naming the file."""
+    path = directory / "run.json"
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        raise StudyError(f"{path}: not a readable run.json ({error}); delete the run's "
+                         f"directory and sweep again to redo it") from None
+    if not isinstance(record, dict) or record.get("schema") != RUN_SCHEMA:
+        found = record.get("schema") if isinstance(record, dict) else None
+        # An older schema's runs are real data of an older generation: readers set them aside.
+        if isinstance(found, int) and found < RUN_SCHEMA:
+            return PublishedRun(directory, record)
+        raise StudyError(f"{path}: run.json schema {found!r}; this version reads schema "
+                         f"{RUN_SCHEMA} (and sets older ones aside)")
+    try:
+        RunRecord.model_validate(record)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
+                             for e in error.errors())
+        raise StudyError(f"{path}: not a valid run.json ({problems})") from None
+    return PublishedRun(directory, record)
+
+
+def published_runs(study_path: Path, study: str | None = None) -> list[PublishedRun]:
+    """Every published run of a study's results folder, in name order; checked to belong
+    to `study` when given. An absent folder has none."""
+    found = []
+    if not study_path.is_dir():
+        return found
+    for directory in sorted(study_path.iterdir()):
+        if directory.name == PARTIAL or not directory.is_dir():
+            continue
+        run = read_run(directory)
+        if run is None:
+            continue
+        if study and run.record.get("study") != study:
+            raise StudyError(f"{directory / 'run.json'}: this run belongs to study "
+                             f"'{run.record.get('study')}', not '{study}'; move it to "
+                             f"results/{run.record.get('study')}/")
+        found.append(run)
+    return found
+
+
+class RunDirectory:
+    """Where a run is assembled, then published atomically with its run.json."""
+
+    def __init__(self, study_path: Path, identifier: str):
+        self.final = study_path / identifier
+        self.path = study_path / PARTIAL / f"{identifier}-{os.getpid()}"
+        shutil.rmtree(self.path, ignore_errors=True)
+        self.path.mkdir(parents=True)
+
+    def publish(self, record: dict) -> Path:
+        (self.path / "run.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+        if self.final.exists():
+            shutil.rmtree(self.final)  # a failed earlier attempt being redone
+        self.path.rename(self.final)
+        return self.final

@@ -1,0 +1,63 @@
+"""run.json records for tests, made the way runs.execute makes them (record.run_identity)."""
+
+import copy
+import json
+from pathlib import Path
+
+from reclaimstudy import record as rec
+from reclaimstudy.hashing import json_sha256
+from reclaimstudy.policies import get_policy
+from reclaimstudy.systems import get_system
+
+QEMU_ARTEFACTS = {"kernel": "k1", "image": "i1"}
+GEM5_ARTEFACTS = {"kernel": "k1", "image": "i1", "gem5": "g1", "checkpoint": "c1"}
+
+
+def make_record(study="smoke", workload="smoke", policy="baseline", system="ci-tiny",
+                repetition=0, backend="qemu", arguments=None, artefacts=None, status="ok",
+                wall_seconds=10.0, started_at="2026-11-23T10:00:00+0000", experiment=None,
+                **extra) -> dict:
+    """A valid run.json of the current schema; `extra` adds or replaces top-level fields."""
+    point = {"system": get_system(system).identity(), "policy": get_policy(policy).identity(),
+             "workload": {"name": workload, "arguments": arguments or {}},
+             "repetition": repetition, "backend": backend}
+    if artefacts is None:
+        artefacts = dict(GEM5_ARTEFACTS if backend == "gem5" else QEMU_ARTEFACTS)
+    return finish({"study": study, "label": f"{workload}/{policy}/{system}/r{repetition}",
+                   "backend": backend, "experiment": experiment or workload,
+                   "system_name": system, "policy_name": policy, "workload_name": workload,
+                   "identity": rec.run_identity(point, artefacts),
+                   "artefacts": {k: {"key": v} for k, v in artefacts.items()},
+                   "status": status, "reason": None if status == "ok" else "it failed",
+                   "wall_seconds": wall_seconds, "started_at": started_at, **extra})
+
+
+def finish(record: dict) -> dict:
+    """Schema and run id from the record's identity, as runs.execute writes them."""
+    record = dict(record, schema=record["identity"]["schema"])
+    name = record["label"].replace("/", "-") + f"-{record['backend']}"
+    record["run_id"] = f"{name}-{json_sha256(record['identity'])[:10]}"
+    return record
+
+
+def changed(record: dict, path: tuple, value) -> dict:
+    """A copy of `record` whose identity has `value` at `path` (keys), with its new run id."""
+    out = copy.deepcopy(record)
+    where = out["identity"]
+    for key in path[:-1]:
+        where = where[key]
+    where[path[-1]] = value
+    return finish(out)
+
+
+def write_run(study_dir: Path, record: dict, name: str | None = None,
+              read_seconds: float = 1.0) -> Path:
+    """A published run directory whose smoke workload read for `read_seconds`."""
+    directory = study_dir / (name or record["run_id"])
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "run.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    events = [{"event": "phase", "name": "read", "t": 0.0, "vmstat": {}},
+              {"event": "record", "kind": "read", "seconds": read_seconds},
+              {"event": "phases_done", "name": "", "t": read_seconds, "vmstat": {}}]
+    (directory / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    return directory

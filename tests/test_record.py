@@ -1,0 +1,120 @@
+"""One record of a run: its identity names every input, and the table never pools runs
+that differ in anything but the repetition (one generation of inputs per comparison)."""
+
+import json
+
+import pytest
+
+from analysis.compare import compare
+from analysis.table import build_table
+from reclaimstudy import record
+from reclaimstudy.errors import StudyError
+from tests.runfactory import changed, make_record, write_run
+
+# Each input of a run's identity, and a new value for it. The artefacts and the record
+# schema make a new generation of the same points (the older one is set aside); the
+# others make other points (both are kept, never as repetitions of each other).
+NEW_GENERATION = {
+    "kernel": (("artefacts", "kernel"), "k2"),
+    "image": (("artefacts", "image"), "i2"),
+    "gem5 binary": (("artefacts", "gem5"), "g2"),
+    "boot checkpoint": (("artefacts", "checkpoint"), "c2"),
+    "record schema": (("schema",), record.RUN_SCHEMA + 1),
+}
+OTHER_POINT = {
+    "a system parameter": (("system", "disk_delay_us"), 999.0),
+    "a policy knob": (("policy", "knobs", "use_once"), 0),
+    "a workload argument": (("workload", "arguments"), {"read_mib": 9}),
+}
+
+
+def two_policies_two_repetitions(started_at="2026-11-23T10:00:00+0000") -> list[dict]:
+    return [make_record(backend="gem5", policy=policy, repetition=rep, started_at=started_at)
+            for policy in ("baseline", "mglru") for rep in (0, 1)]
+
+
+def read_seconds_n(study_dir) -> dict:
+    """n per (setup, policy) of the compared read time."""
+    result = compare(build_table(study_dir, "smoke"), "baseline")
+    rows = result[result["metric"] == "read_s"]
+    return {(r["setup"], r["policy"]): r["n"] for _, r in rows.iterrows()}
+
+
+@pytest.mark.parametrize("what", NEW_GENERATION)
+def test_a_new_generation_of_inputs_supersedes_the_old_one_never_pools_with_it(tmp_path, what):
+    path, value = NEW_GENERATION[what]
+    old = two_policies_two_repetitions()
+    for run in old:
+        write_run(tmp_path, run)
+    new = []
+    for run in old:
+        run = changed(run, path, value)
+        run["started_at"] = "2026-11-24T10:00:00+0000"
+        if path == ("schema",):
+            continue  # a newer schema than this code reads is refused (below)
+        new.append(run)
+        write_run(tmp_path, run)
+    if path == ("schema",):
+        write_run(tmp_path, changed(old[0], path, value))
+        with pytest.raises(StudyError, match=f"schema {value}; this version reads"):
+            build_table(tmp_path, "smoke")
+        return
+    assert not {r["run_id"] for r in old} & {r["run_id"] for r in new}, "same run ids"
+    table = build_table(tmp_path, "smoke")
+    assert set(table["run_id"]) == {r["run_id"] for r in new}
+    assert table.attrs["superseded"] == 4
+    assert sorted(read_seconds_n(tmp_path).values()) == [2, 2]
+
+
+def test_runs_of_an_older_record_schema_are_set_aside(tmp_path):
+    runs = two_policies_two_repetitions()
+    for run in runs:
+        write_run(tmp_path, run)
+    older = changed(runs[0], ("schema",), record.RUN_SCHEMA - 1)
+    older["started_at"] = "2099-01-01T00:00:00+0000"  # even when newer
+    write_run(tmp_path, older)
+    table = build_table(tmp_path, "smoke")
+    assert table.attrs["superseded"] == 1 and older["run_id"] not in set(table["run_id"])
+
+
+@pytest.mark.parametrize("what", OTHER_POINT)
+def test_runs_of_other_points_are_kept_apart(tmp_path, what):
+    path, value = OTHER_POINT[what]
+    runs = two_policies_two_repetitions()
+    for run in runs:
+        write_run(tmp_path, run)
+        write_run(tmp_path, changed(run, path, value))
+    if what == "a policy knob":
+        # The same names, other settings: refused rather than pooled.
+        with pytest.raises(StudyError, match="has runs of 2 different settings under one name"):
+            read_seconds_n(tmp_path)
+        return
+    n = read_seconds_n(tmp_path)
+    assert len(n) == 4 and all(count == 2 for count in n.values()), n
+
+
+def test_the_run_id_and_the_keys_come_from_the_identity_alone():
+    base = make_record(backend="gem5")
+    assert record.point_key(base["identity"]) == record.point_key(
+        changed(base, ("artefacts", "kernel"), "k9")["identity"])
+    assert record.setup_key(base["identity"]) == record.setup_key(
+        changed(base, ("repetition",), 5)["identity"])
+    assert record.setup_key(base["identity"]) != record.setup_key(
+        changed(base, ("artefacts", "image"), "i9")["identity"])
+    assert record.artefacts_key(base["identity"]) == record.artefacts_key(
+        changed(base, ("policy", "name"), "other")["identity"])
+
+
+def test_a_bad_run_json_is_an_error_naming_the_file(tmp_path):
+    good = write_run(tmp_path, make_record())
+    assert record.read_run(good).ok
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "run.json").write_text("{not json")
+    with pytest.raises(StudyError, match=r"broken/run.json: not a readable run.json"):
+        record.published_runs(tmp_path)
+    (broken / "run.json").write_text(json.dumps({**make_record(), "status": None}))
+    with pytest.raises(StudyError, match=r"broken/run.json: not a valid run.json \(status"):
+        record.published_runs(tmp_path)
+    (broken / "run.json").unlink()  # never published: not a run
+    assert [r.directory for r in record.published_runs(tmp_path)] == [good]
