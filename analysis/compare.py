@@ -1,8 +1,9 @@
 """Compare policies, mmtests-style: one column per policy, the baseline first.
 
-Each cell: the mean over repetitions (arithmetic for times and counts, harmonic for
-rates), the standard deviation, the change against the baseline, and a mark where
-Welch's t-test finds the difference significant (p < ALPHA). Sections: the
+Each cell: the mean over repetitions (by the metric's declared kind: arithmetic for
+times, counts and ratios, harmonic for rates), the standard deviation, the change
+against the baseline, and where Welch's t-test finds the difference significant
+(p < ALPHA) a mark with its reading, better or worse, by the metric's declared direction. Sections: the
 workload's own numbers, the guest's vmstat, gem5's hardware statistics.
 """
 
@@ -20,15 +21,12 @@ SECTIONS = ("workload", "vmstat", "gem5")
 # "setup" (record.setup_key): runs differing in anything but policy and repetition are
 # never pooled, even under one experiment and system name.
 GROUP = ["experiment", "setup", "backend", "system", "source", "phase", "metric", "unit",
-         "better"]
-
-
-def is_rate(unit: str) -> bool:
-    return "/s" in (unit or "")
+         "kind", "better"]
 
 
 def summarize(values: list[float], rate: bool) -> tuple[float, float]:
-    """(mean, standard deviation): harmonic mean for rates, arithmetic otherwise."""
+    """(mean, standard deviation): harmonic mean for rates (a metric's declared kind),
+    arithmetic for times, counts and ratios."""
     if not values:
         return math.nan, math.nan
     if rate and all(v > 0 for v in values):
@@ -47,6 +45,11 @@ def welch_p(a: list[float], b: list[float]) -> float:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # near-identical samples: p is still right
         return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+
+
+def verdict(change_pct: float, better: str) -> str:
+    """A significant change read by the metric's declared direction."""
+    return "better" if (change_pct < 0) == (better == "lower") else "worse"
 
 
 def compare(table: pd.DataFrame, baseline: str, sections=SECTIONS) -> pd.DataFrame:
@@ -75,15 +78,17 @@ def compare(table: pd.DataFrame, baseline: str, sections=SECTIONS) -> pd.DataFra
         # metric at zero is a result (e.g. no major faults with the seed's change).
         if baseline not in by_policy or (all_zero and info["source"] != "workload"):
             continue
-        rate = is_rate(info["unit"])
+        rate = info["kind"] == "rate"
         base_mean, _ = summarize(by_policy[baseline], rate)
         for policy, values in by_policy.items():
             centre, spread = summarize(values, rate)
             change = (centre - base_mean) / base_mean * 100 if base_mean else math.nan
             p = math.nan if policy == baseline else welch_p(values, by_policy[baseline])
+            significant = bool(p == p and p < ALPHA)
             rows.append({**info, "policy": policy, "n": len(values), "mean": centre,
                          "std": spread, "change_pct": change, "p_value": p,
-                         "significant": bool(p == p and p < ALPHA)})
+                         "significant": significant,
+                         "verdict": verdict(change, info["better"]) if significant else ""})
     return pd.DataFrame(rows)
 
 
@@ -101,7 +106,7 @@ def _cell(row, baseline_row: bool) -> str:
     if not baseline_row and row["change_pct"] == row["change_pct"]:
         value += f" ({row['change_pct']:+.1f}%)"
         if row["significant"]:
-            value += "*"
+            value += f"* {row['verdict']}"
     return value
 
 
@@ -115,7 +120,7 @@ def format_text(comparison: pd.DataFrame, baseline: str) -> str:
         policies = policy_order(block["policy"], baseline)
         width = max(28, *(len(p) + 2 for p in policies))
         lines.append(f"{experiment} on {system} [{backend}]   (mean ±sd (change vs {baseline}), "
-                     f"* = Welch p < {ALPHA})")
+                     f"* = Welch p < {ALPHA}, better or worse)")
         lines.append(f"{'':40}" + "".join(f"{p:>{width}}" for p in policies))
         for section in SECTIONS:
             part = block[block["source"] == section]

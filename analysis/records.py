@@ -12,11 +12,10 @@ from reclaimstudy.paths import WORKLOADS
 
 @dataclass(frozen=True)
 class Metric:
-    """One number a workload reports: `lower` or `higher` says which is better."""
+    """One number a workload reports; its unit, kind and better direction are declared in
+    the workload's meta.toml [metrics]."""
     metric: str
     value: float
-    unit: str
-    better: str = "lower"
     phase: str | None = None
     index: int | None = None
 

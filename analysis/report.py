@@ -8,6 +8,7 @@ failed runs, what the runs cost (host and simulated time), and the exact inputs
 
 import base64
 import json
+import re
 import time
 from pathlib import Path
 
@@ -17,6 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from jinja2 import Environment, FileSystemLoader  # noqa: E402
+from markdown_it import MarkdownIt  # noqa: E402
 
 from analysis.compare import compare, format_text, policy_order  # noqa: E402
 from analysis.seeds import caveats_for, reproduction  # noqa: E402
@@ -153,10 +155,14 @@ def _costs(kept: list[PublishedRun]) -> list[dict]:
     return rows
 
 
-def _embed(path: Path | None) -> str | None:
-    if path is None:
-        return None
-    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode()
+def html_body(markdown: str, out: Path) -> str:
+    """report.md as HTML, its plots embedded so the file stands alone."""
+    body = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
+
+    def embed(match: re.Match) -> str:
+        data = base64.b64encode((out / match.group(1)).read_bytes()).decode()
+        return f'src="data:image/png;base64,{data}"'
+    return re.sub(r'src="(plots/[^"]+\.png)"', embed, body)
 
 
 def build_report(study, results: Path) -> dict:
@@ -197,7 +203,6 @@ def build_report(study, results: Path) -> dict:
             "varied": study.varied(spec) if spec else "",
             "text": format_text(part, study.baseline),
             "figures": [f for f in figures if f is not None],
-            "embedded": [_embed(f) for f in figures if f is not None],
         })
     seeds = reproduction(comparison, table)
     inputs = _inputs(kept)
@@ -220,10 +225,9 @@ def build_report(study, results: Path) -> dict:
                       lstrip_blocks=True)
     env.filters["rel"] = lambda path: Path(path).relative_to(out).as_posix()
     env.filters["num"] = lambda v: "-" if v is None or v != v else f"{v:.4g}"
-    (out / "report.md").write_text(env.get_template("report.md.j2").render(**context))
-    env_html = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, trim_blocks=True,
-                           lstrip_blocks=True)
-    env_html.filters.update(env.filters)
-    (out / "report.html").write_text(env_html.get_template("report.html.j2").render(**context))
+    markdown = env.get_template("report.md.j2").render(**context)
+    (out / "report.md").write_text(markdown)
+    (out / "report.html").write_text(
+        env.get_template("report.html.j2").render(study=study, body=html_body(markdown, out)))
     return {"markdown": out / "report.md", "html": out / "report.html", "table": exported,
             "failed": len(failed)}

@@ -8,6 +8,7 @@ import pandas as pd
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import CONFIGS
 from reclaimstudy.tomlfile import check_keys, load
+from reclaimstudy.workloads import load_workloads
 
 SEEDS_FILE = CONFIGS / "seeds.toml"
 # The comparison none of the seeds had: where an experiment also ran it, the table
@@ -33,14 +34,39 @@ class Claim:
         return self.seed_with / self.seed_without
 
 
+def check_claim(table: dict, where: str, workloads: dict) -> None:
+    """A claim names a metric its workload declares, in one of the workload's phases (or
+    none: a whole-run metric), in the declared unit: a typo must not drop a row."""
+    if table["workload"] not in workloads:
+        raise StudyError(f"{where}: workload = {table['workload']!r}; allowed: "
+                         f"{', '.join(workloads)}")
+    workload = workloads[table["workload"]]
+    declared = {m.name: m for m in workload.metrics}
+    if table["metric"] not in declared:
+        raise StudyError(f"{where}: metric = {table['metric']!r} is not declared by workload "
+                         f"'{workload.name}' (its meta.toml [metrics]); allowed: "
+                         f"{', '.join(declared)}")
+    phase = table.get("phase", "")
+    if phase and phase not in workload.phases:
+        raise StudyError(f"{where}: phase = {phase!r}; allowed: {', '.join(workload.phases)} "
+                         f"(or no phase, for a whole-run metric)")
+    unit = declared[table["metric"]].unit
+    if table["unit"] != unit:
+        raise StudyError(f"{where}: unit = {table['unit']!r}, but workload '{workload.name}' "
+                         f"declares {table['metric']} in {unit!r}")
+
+
 def load_claims(path=SEEDS_FILE) -> list[Claim]:
     claims = []
+    workloads = load_workloads()
     for index, table in enumerate(load(path).get("claim", [])):
-        check_keys(f"{path} [[claim]] #{index + 1}", table,
+        where = f"{path} [[claim]] #{index + 1}"
+        check_keys(where, table,
                    {"seed", "workload", "what", "metric", "phase", "with", "without", "seed_with",
                     "seed_without", "unit"},
                    {"seed", "workload", "what", "metric", "with", "without", "seed_with",
                     "seed_without", "unit"})
+        check_claim(table, where, workloads)
         claims.append(Claim(table["seed"], table["workload"], table["what"], table["metric"],
                             table.get("phase", ""), table["with"], table["without"],
                             float(table["seed_with"]), float(table["seed_without"]), table["unit"]))

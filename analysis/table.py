@@ -6,6 +6,7 @@ each phase's stats.txt block (block i is phase i). Only published runs (run.json
 present) are read; a half-written run never is.
 """
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -13,70 +14,43 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.gem5stats import StatsError, block_values, parse_stats
+from analysis.metrics import GEM5, IPC, PHASE_SECONDS, RECLAIM_EFFICIENCY, VMSTAT
 from analysis.records import phase_vmstat_deltas, read_events, workload_metrics
 from reclaimstudy.errors import StudyError
+from reclaimstudy.metrics import MetricSpec
 from reclaimstudy.record import PublishedRun, published_runs
+from reclaimstudy.workloads import get_workload
 
 # artefacts: which guest and simulator (record.artefacts_key); setup: everything but the
 # policy and the repetition (record.setup_key); cell: everything but the repetition
 # (record.cell_key), so only repetitions are ever pooled.
 COLUMNS = ["run_id", "study", "experiment", "artefacts", "setup", "cell", "backend", "system",
-           "policy", "workload", "repetition", "arguments", "status", "source", "phase", "metric", "index",
-           "value", "unit", "better"]
-# Guest counters reported per phase: (name in the table, /proc/vmstat counters summed, unit).
-VMSTAT = [
-    ("pgfault", ("pgfault",), "faults"),
-    ("pgmajfault", ("pgmajfault",), "faults"),
-    ("pswpin", ("pswpin",), "pages"),
-    ("pswpout", ("pswpout",), "pages"),
-    ("refault_anon", ("workingset_refault_anon",), "pages"),
-    ("refault_file", ("workingset_refault_file",), "pages"),
-    ("pgactivate", ("pgactivate",), "pages"),
-    ("pgscan_kswapd", ("pgscan_kswapd",), "pages"),
-    ("pgscan_direct", ("pgscan_direct",), "pages"),
-    ("pgsteal_kswapd", ("pgsteal_kswapd",), "pages"),
-    ("pgsteal_direct", ("pgsteal_direct",), "pages"),
-    ("allocstall", ("allocstall_dma", "allocstall_dma32", "allocstall_normal",
-                    "allocstall_movable"), "stalls"),
-    ("pglazyfree", ("pglazyfree",), "pages"),
-    ("pglazyfreed", ("pglazyfreed",), "pages"),
-    ("pgpgin", ("pgpgin",), "KiB"),
-    ("pgpgout", ("pgpgout",), "KiB"),
-]
-# gem5 statistics per phase: (name, key pattern, how to combine matches, unit).
-GEM5 = [
-    ("sim_seconds", r"^simSeconds$", "sum", "s"),
-    ("instructions", r"\.core\.commitStats0\.numInsts$", "sum", "instructions"),
-    ("cycles", r"\.core\.numCycles$", "sum", "cycles"),
-    ("l1d_miss_rate", r"l1d-cache-\d+\.overallMissRate::total$", "mean", "ratio"),
-    ("l2_miss_rate", r"l2-cache(-\d+)?\.overallMissRate::total$", "mean", "ratio"),
-    ("dram_bw", r"mem_ctrl\d*\.dram\.bwTotal::total$", "sum", "B/s"),
-    ("dram_latency", r"mem_ctrl\d*\.dram\.avgMemAccLat$", "mean", "ticks"),
-    # gem5 names IDE DMA from the memory's side: the disk "reads" memory when it writes
-    # a sector, and "writes" memory when it reads one. Summed over the root and swap disks.
-    ("disk_read_bytes", r"\.IdeDisk\.dmaWriteBytes$", "sum", "B"),
-    ("disk_write_bytes", r"\.IdeDisk\.dmaReadBytes$", "sum", "B"),
-]
+           "policy", "workload", "repetition", "arguments", "status", "source", "phase", "metric",
+           "index", "value", "unit", "kind", "better"]
+FAILED = MetricSpec("failed", "", "count", "lower", "the run failed")
+
+
+def row(spec: MetricSpec, source: str, phase: str | None, value: float,
+        index: int | None = None) -> dict:
+    """One table row of a declared metric."""
+    return {"source": source, "phase": phase, "metric": spec.name, "index": index,
+            "value": float(value), "unit": spec.unit, "kind": spec.kind, "better": spec.better}
 
 
 def vmstat_rows(events: list[dict]) -> list[dict]:
-    counters = tuple(c for _, names, _ in VMSTAT for c in names)
+    counters = tuple(c for _, names in VMSTAT for c in names)
     rows = []
     marks = [e for e in events if e.get("event") in ("phase", "phases_done")]
     for start, end in zip(marks, marks[1:]):
         if start.get("event") == "phase":
-            rows.append({"source": "vmstat", "phase": start["name"], "metric": "phase_s",
-                         "value": end["t"] - start["t"], "unit": "s", "better": "lower"})
+            rows.append(row(PHASE_SECONDS, "vmstat", start["name"], end["t"] - start["t"]))
     for phase, delta in phase_vmstat_deltas(events, counters).items():
-        for name, names, unit in VMSTAT:
-            rows.append({"source": "vmstat", "phase": phase, "metric": name,
-                         "value": float(sum(delta[c] for c in names)), "unit": unit,
-                         "better": "lower"})
+        for spec, names in VMSTAT:
+            rows.append(row(spec, "vmstat", phase, sum(delta[c] for c in names)))
         scanned = delta["pgscan_kswapd"] + delta["pgscan_direct"]
         if scanned:
-            rows.append({"source": "vmstat", "phase": phase, "metric": "reclaim_efficiency",
-                         "value": (delta["pgsteal_kswapd"] + delta["pgsteal_direct"]) / scanned,
-                         "unit": "ratio", "better": "higher"})
+            rows.append(row(RECLAIM_EFFICIENCY, "vmstat", phase,
+                            (delta["pgsteal_kswapd"] + delta["pgsteal_direct"]) / scanned))
     return rows
 
 
@@ -92,17 +66,19 @@ def gem5_rows(run_dir: Path, phases: list[str]) -> list[dict]:
     for phase, block in zip(phases, blocks):
         values = block_values(block)
         found = {}
-        for name, pattern, combine, unit in GEM5:
+        for spec, pattern, combine in GEM5:
             matches = [v for k, v in values.items() if re.search(pattern, k)]
             if matches:
-                found[name] = sum(matches) if combine == "sum" else sum(matches) / len(matches)
-                rows.append({"source": "gem5", "phase": phase, "metric": name,
-                             "value": found[name], "unit": unit, "better": "lower"})
+                found[spec.name] = sum(matches) if combine == "sum" else sum(matches) / len(matches)
+                rows.append(row(spec, "gem5", phase, found[spec.name]))
         if found.get("cycles"):
-            rows.append({"source": "gem5", "phase": phase, "metric": "ipc",
-                         "value": found["instructions"] / found["cycles"], "unit": "ratio",
-                         "better": "higher"})
+            rows.append(row(IPC, "gem5", phase, found["instructions"] / found["cycles"]))
     return rows
+
+
+@functools.cache
+def workload_declarations(name: str):
+    return get_workload(name)
 
 
 def run_rows(run: PublishedRun) -> list[dict]:
@@ -116,18 +92,17 @@ def run_rows(run: PublishedRun) -> list[dict]:
             "arguments": json.dumps(run.identity["workload"]["arguments"], sort_keys=True),
             "status": record["status"]}
     if record["status"] != "ok":
-        return [{**base, "source": "run", "phase": None, "metric": "failed", "index": None,
-                 "value": 1.0, "unit": "", "better": "lower"}]
+        return [{**base, **row(FAILED, "run", None, 1.0)}]
     events = read_events(run_dir)
-    rows = [{"source": "workload", "phase": m.phase, "metric": m.metric, "index": m.index,
-             "value": float(m.value), "unit": m.unit, "better": m.better}
+    workload = workload_declarations(record["workload_name"])
+    rows = [row(workload.metric(m.metric), "workload", m.phase, m.value, m.index)
             for m in workload_metrics(record["workload_name"], events)]
     rows += vmstat_rows(events)
     try:
         rows += gem5_rows(run_dir, [e["name"] for e in events if e.get("event") == "phase"])
     except StatsError as error:
         raise StudyError(str(error)) from None
-    return [{**base, "index": None, **row} for row in rows]
+    return [{**base, **r} for r in rows]
 
 
 def study_runs(study_path: Path, study: str | None = None) -> list[PublishedRun]:

@@ -59,9 +59,17 @@ class Image:
 
 # Files below workloads/ that never reach the guest: documentation and the host-side
 # parsers (analysis runs them on a run's records). Editing them must not change the
-# image key, which would make every finished run look undone to the next sweep.
-HOST_ONLY_NAMES = {"parse.py"}
+# image key, which would make every finished run look undone to the next sweep. A
+# workload's meta.toml is hashed without its [metrics] (declarations for analysis).
+HOST_ONLY_NAMES = {"parse.py", "meta.toml"}
 HOST_ONLY_SUFFIXES = {".md"}
+HOST_ONLY_META = {"metrics"}
+
+
+def workloads_meta(root: Path = WORKLOADS) -> dict:
+    """Every workload's meta.toml as the image build reads it (no [metrics])."""
+    return {path.parent.name: {k: v for k, v in load(path).items() if k not in HOST_ONLY_META}
+            for path in sorted(root.glob("*/meta.toml"))}
 
 
 def guest_file(relative: Path) -> bool:
@@ -189,6 +197,7 @@ def image_inputs(system: System) -> dict:
         "rootfs_key": rootfs["key"],
         "guest_runtime_sha256": tree_sha256(GUEST_RUNTIME),
         "workloads_sha256": tree_sha256(WORKLOADS, skip={"build"}),
+        "workloads_meta": workloads_meta(),
         "memory_mib": system.memory_mib,  # the workloads' generate hooks size data by it
         "data_files": data_files(system.memory_mib),
         "swap_mib": system.disk.swap_mib,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reclaimstudy.errors import StudyError
+from reclaimstudy.metrics import MetricSpec, parse_metric
 from reclaimstudy.paths import WORKLOADS
 from reclaimstudy.tomlfile import check_keys, load
 
@@ -70,6 +71,16 @@ class Workload:
     sources: tuple
     phases: tuple
     generate: str | None = None  # host program run at image build: GENERATE OUT MEMORY_MIB
+    metrics: tuple[MetricSpec, ...] = ()  # what parse.py reports, declared in [metrics]
+
+    def metric(self, name: str) -> MetricSpec:
+        """The declaration of a metric parse.py reports; an undeclared one is an error."""
+        for spec in self.metrics:
+            if spec.name == name:
+                return spec
+        raise StudyError(f"workload '{self.name}' reports metric '{name}', which its "
+                         f"meta.toml does not declare; declared: "
+                         f"{', '.join(s.name for s in self.metrics) or 'none'}")
 
     def arguments(self, values: dict | None = None, where: str = "") -> dict:
         """Every parameter's value: the defaults, overridden by `values` (checked)."""
@@ -107,7 +118,7 @@ def parse_workload(directory: Path) -> Workload:
     table = load(path)
     where = str(path)
     check_keys(where, table, {"description", "seed", "parameters", "data", "sources", "phases",
-                              "generate"}, {"description", "phases"})
+                              "generate", "metrics"}, {"description", "phases", "metrics"})
     if "generate" in table and not (directory / table["generate"]).is_file():
         raise StudyError(f"{where}: generate = {table['generate']!r} is not a file in {directory}")
     if not (directory / "run").is_file():
@@ -115,9 +126,11 @@ def parse_workload(directory: Path) -> Workload:
     parameters = {name: _parameter(name, spec, f"{where} [parameters.{name}]")
                   for name, spec in table.get("parameters", {}).items()}
     data = tuple(_data_file(spec, f"{where} [[data]]") for spec in table.get("data", []))
+    metrics = tuple(parse_metric(name, spec, f"{where} [metrics.{name}]")
+                    for name, spec in table["metrics"].items())
     return Workload(directory.name, table["description"], table.get("seed"), directory,
                     parameters, data, tuple(table.get("sources", [])), tuple(table["phases"]),
-                    table.get("generate"))
+                    table.get("generate"), metrics)
 
 
 def workload_dirs(root: Path = WORKLOADS) -> list[Path]:

@@ -60,7 +60,7 @@ def test_a_seeds_caveat_is_printed_under_the_table_only_when_it_has_a_row(report
     markdown = report["markdown"].read_text()
     assert f"- **001**: {caveats['001']}" in markdown  # thrash ran in the smoke fixtures
     html = report["html"].read_text()
-    assert '<ul id="seed-caveats">' in html and "<b>001</b>" in html
+    assert 'id="seed-caveats"' in html and "<strong>001</strong>" in html
     for seed in set(caveats) - {"001", "002"}:
         assert f"- **{seed}**" not in markdown
 
@@ -204,7 +204,7 @@ def test_report_says_what_its_runs_cost(report):
     rows = [line for line in section.splitlines() if line.startswith("| qemu | ci-tiny |")]
     # one row per experiment and policy of the smoke study's fixture runs
     assert len(rows) == len({(r.split("|")[3], r.split("|")[4]) for r in rows}) >= 5
-    assert '<table id="run-costs">' in report["html"].read_text()
+    assert 'id="run-costs"' in report["html"].read_text()
 
 
 def test_a_report_whose_backends_ran_on_different_guests_says_so():

@@ -84,7 +84,7 @@ def _table(values):
                          "backend": "gem5", "system": "x", "policy": policy, "workload": "w",
                          "repetition": rep, "arguments": "{}", "status": "ok",
                          "source": "workload", "phase": None, "metric": "total_s", "index": None,
-                         "value": value, "unit": "s", "better": "lower"})
+                         "value": value, "unit": "s", "kind": "time", "better": "lower"})
     return pd.DataFrame(rows)
 
 
@@ -106,7 +106,8 @@ def test_significance_is_marked():
     table = _table({"base": [10.0, 10.1, 9.9, 10.0], "slow": [20.0, 20.2, 19.8, 20.1]})
     result = compare(table, "base").set_index("policy")
     assert result.loc["slow", "significant"]
-    assert "(+100.2%)*" in format_text(compare(table, "base"), "base")
+    assert "(+100.2%)* worse" in format_text(compare(table, "base"), "base")
+    assert result.loc["slow", "verdict"] == "worse"
 
 
 def test_a_comparison_without_the_baseline_is_an_error():
@@ -144,8 +145,49 @@ def test_workload_metrics_that_stay_zero_are_still_compared():
         for rep in range(2):
             for source, metric in (("workload", "majflt"), ("vmstat", "pswpin")):
                 rows.append({"experiment": "e", "setup": "u1", "backend": "qemu", "system": "s", "source": source,
-                             "phase": "p", "metric": metric, "unit": "faults", "better": "lower",
+                             "phase": "p", "metric": metric, "unit": "faults", "kind": "count", "better": "lower",
                              "policy": policy, "value": 0.0, "status": "ok", "index": None,
                              "repetition": rep})
     result = compare(pd.DataFrame(rows), "baseline")
     assert set(result["metric"]) == {"majflt"}
+
+
+@pytest.mark.parametrize("change, message", [
+    (('metric = "grep_s"', 'metric = "grepp_s"'),
+     r"metric = 'grepp_s' is not declared by workload 'make-grep' .*allowed: make_s, grep_s"),
+    (('phase = "run"', 'phase = "runn"'), r"phase = 'runn'; allowed: run"),
+    (('unit = "records/s"', 'unit = "ops/s"'),
+     r"unit = 'ops/s', but workload 'lazyfree' declares records_per_s in 'records/s'"),
+    (('workload = "thrash"', 'workload = "thrashh"'), r"workload = 'thrashh'; allowed: "),
+])
+def test_a_seed_claim_must_name_a_declared_metric_phase_and_unit(tmp_path, change, message):
+    from analysis.seeds import load_claims
+    from reclaimstudy.paths import CONFIGS
+    text = (CONFIGS / "seeds.toml").read_text()
+    assert change[0] in text
+    path = tmp_path / "seeds.toml"
+    path.write_text(text.replace(change[0], change[1], 1))
+    with pytest.raises(StudyError, match=message):
+        load_claims(path)
+    assert len(load_claims()) >= 9  # the shipped claims are all valid
+
+
+def test_an_undeclared_metric_from_a_parser_is_an_error(tmp_path):
+    from reclaimstudy.workloads import get_workload
+    with pytest.raises(StudyError, match="reports metric 'speed', which its meta.toml does not "
+                                         "declare; declared: read_s, anon_s"):
+        get_workload("smoke").metric("speed")
+
+
+def test_rates_are_averaged_harmonically_and_a_higher_rate_reads_better():
+    rows = []
+    for policy, samples in {"base": [100.0, 101.0, 99.0], "fast": [200.0, 202.0, 198.0]}.items():
+        for rep, value in enumerate(samples):
+            rows.append({"run_id": f"{policy}{rep}", "experiment": "e", "setup": "u1",
+                         "backend": "gem5", "system": "x", "policy": policy, "status": "ok",
+                         "source": "workload", "phase": None, "metric": "records_per_s",
+                         "index": None, "value": value, "unit": "records/s", "kind": "rate",
+                         "better": "higher"})
+    result = compare(pd.DataFrame(rows), "base").set_index("policy")
+    assert result.loc["base", "mean"] == pytest.approx(3 / (1 / 100 + 1 / 101 + 1 / 99))
+    assert result.loc["fast", "verdict"] == "better"

@@ -195,6 +195,18 @@ def test_image_key_follows_guest_files_but_not_docs_or_host_parsers(tmp_path):
     assert tree_sha256(tree) != changed
 
 
+def test_image_key_follows_a_workloads_meta_but_not_its_metric_declarations(tmp_path):
+    from reclaimstudy.image import tree_sha256, workloads_meta
+    meta = tmp_path / "demo" / "meta.toml"
+    meta.parent.mkdir()
+    meta.write_text('phases = ["a"]\n[metrics]\na_s = { unit = "s", kind = "time", better = "lower" }\n')
+    keys = (tree_sha256(tmp_path), workloads_meta(tmp_path))
+    meta.write_text(meta.read_text().replace('better = "lower"', 'better = "higher"'))
+    assert (tree_sha256(tmp_path), workloads_meta(tmp_path)) == keys
+    meta.write_text(meta.read_text().replace('["a"]', '["a", "b"]'))
+    assert workloads_meta(tmp_path) != keys[1]
+
+
 def test_the_interactive_process_sleeps_between_wake_ups_instead_of_spinning(programs, data):
     """Between wake-ups the interactive application must sleep. It once gave poll() a
     timeout in whole milliseconds, so the last part of each period became a busy loop:

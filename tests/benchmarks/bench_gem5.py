@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from analysis.gem5stats import block_values, parse_stats
-from analysis.table import GEM5
+from analysis.metrics import GEM5
 from reclaimstudy import gem5_backend, runs
 from reclaimstudy.cli import parse_params
 from reclaimstudy.policies import get_policy
@@ -30,7 +30,7 @@ CACHES = {"hierarchy": "private-l1-private-l2", "l1d": "32KiB", "l1i": "32KiB", 
 def phase_totals(run_dir: Path) -> tuple[float, float, float]:
     """(simulated seconds, instructions, host seconds) summed over the phase blocks."""
     sim = insts = host = 0.0
-    pattern = next(p for name, p, _, _ in GEM5 if name == "instructions")
+    pattern = next(p for spec, p, _ in GEM5 if spec.name == "instructions")
     for block in parse_stats(run_dir / "stats.txt"):
         values = block_values(block)
         sim += values["simSeconds"]

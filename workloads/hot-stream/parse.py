@@ -8,14 +8,14 @@ def metrics(events):
     for r in with_phases(events):
         phase = r["phase"]
         if r["kind"] == "interactive":
-            out.append(Metric("interactive_majflt", r["majflt"], "faults", phase=phase))
+            out.append(Metric("interactive_majflt", r["majflt"], phase=phase))
             if "latency_p95_s" in r:
-                out.append(Metric("wake_latency_p95_s", r["latency_p95_s"], "s", phase=phase))
-                out.append(Metric("wake_latency_max_s", r["latency_max_s"], "s", phase=phase))
+                out.append(Metric("wake_latency_p95_s", r["latency_p95_s"], phase=phase))
+                out.append(Metric("wake_latency_max_s", r["latency_max_s"], phase=phase))
         elif r["kind"] == "phase":
-            out.append(Metric("pgmajfault", r["d_pgmajfault"], "faults", phase=phase))
+            out.append(Metric("pgmajfault", r["d_pgmajfault"], phase=phase))
             if phase == "stream":
-                out.append(Metric("stream_mib_s", r["mib_per_s"], "MiB/s", better="higher",
+                out.append(Metric("stream_mib_s", r["mib_per_s"],
                                   phase=phase))
-                out.append(Metric("stream_s", r["seconds"], "s", phase=phase))
+                out.append(Metric("stream_s", r["seconds"], phase=phase))
     return out

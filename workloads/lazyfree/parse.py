@@ -10,9 +10,9 @@ def metrics(events):
             continue
         phase = r["phase"]
         out += [
-            Metric("records_per_s", r["records_per_s"], "records/s", better="higher", phase=phase),
-            Metric("pglazyfree", r["d_pglazyfree"], "pages", better="higher", phase=phase),
-            Metric("pglazyfreed", r["d_pglazyfreed"], "pages", phase=phase),
-            Metric("pgfault", r["d_pgfault"], "faults", phase=phase),
+            Metric("records_per_s", r["records_per_s"], phase=phase),
+            Metric("pglazyfree", r["d_pglazyfree"], phase=phase),
+            Metric("pglazyfreed", r["d_pglazyfreed"], phase=phase),
+            Metric("pgfault", r["d_pgfault"], phase=phase),
         ]
     return out

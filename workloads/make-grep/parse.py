@@ -7,13 +7,13 @@ def metrics(events):
     out = []
     for r in with_phases(events):
         if r["kind"] in ("make", "grep"):
-            out.append(Metric(f"{r['kind']}_s", r["seconds"], "s", phase=r["phase"]))
-            out.append(Metric(f"{r['kind']}_majflt", r["majflt"], "faults", phase=r["phase"]))
+            out.append(Metric(f"{r['kind']}_s", r["seconds"], phase=r["phase"]))
+            out.append(Metric(f"{r['kind']}_majflt", r["majflt"], phase=r["phase"]))
         elif r["kind"] == "summary":
             out += [
-                Metric("run_s", r["seconds"], "s", phase=r["phase"]),
-                Metric("pgmajfault", r["d_pgmajfault"], "faults", phase=r["phase"]),
-                Metric("refault_file", r["d_refault_file"], "pages", phase=r["phase"]),
-                Metric("pgactivate", r["d_pgactivate"], "pages", phase=r["phase"]),
+                Metric("run_s", r["seconds"], phase=r["phase"]),
+                Metric("pgmajfault", r["d_pgmajfault"], phase=r["phase"]),
+                Metric("refault_file", r["d_refault_file"], phase=r["phase"]),
+                Metric("pgactivate", r["d_pgactivate"], phase=r["phase"]),
             ]
     return out

@@ -8,20 +8,20 @@ from analysis.records import Metric, with_phases
 def metrics(events):
     records = with_phases(events)
     passes = [r for r in records if r["kind"] == "pass"]
-    out = [Metric("pass_s", r["seconds"], "s", phase=r["phase"], index=r["pass"]) for r in passes]
+    out = [Metric("pass_s", r["seconds"], phase=r["phase"], index=r["pass"]) for r in passes]
     if passes:
         out += [
-            Metric("total_s", sum(r["seconds"] for r in passes), "s"),
-            Metric("mean_pass_s", mean(r["seconds"] for r in passes), "s"),
-            Metric("pgactivate", sum(r["d_pgactivate"] for r in passes), "pages"),
-            Metric("refault_file", sum(r["d_refault_file"] for r in passes), "pages"),
-            Metric("pgmajfault", sum(r["d_pgmajfault"] for r in passes), "faults"),
+            Metric("total_s", sum(r["seconds"] for r in passes)),
+            Metric("mean_pass_s", mean(r["seconds"] for r in passes)),
+            Metric("pgactivate", sum(r["d_pgactivate"] for r in passes)),
+            Metric("refault_file", sum(r["d_refault_file"] for r in passes)),
+            Metric("pgmajfault", sum(r["d_pgmajfault"] for r in passes)),
         ]
     for r in records:
         if r["kind"] == "fio":
             job = r["fio"]["jobs"][0]["read"]
-            out.append(Metric("fio_bw_kib_s", job["bw"], "KiB/s", better="higher",
+            out.append(Metric("fio_bw_kib_s", job["bw"],
                               phase=r["phase"], index=r["pass"]))
-            out.append(Metric("fio_runtime_s", job["runtime"] / 1000, "s", phase=r["phase"],
+            out.append(Metric("fio_runtime_s", job["runtime"] / 1000, phase=r["phase"],
                               index=r["pass"]))
     return out

@@ -8,16 +8,16 @@ from analysis.records import Metric, with_phases
 def metrics(events):
     records = with_phases(events)
     rounds = [r for r in records if r["kind"] == "round"]
-    out = [Metric("round_s", r["seconds"], "s", phase="access", index=r["round"]) for r in rounds]
+    out = [Metric("round_s", r["seconds"], phase="access", index=r["round"]) for r in rounds]
     if rounds:
         late = rounds[len(rounds) // 2:]
         out += [
-            Metric("first_round_s", rounds[0]["seconds"], "s"),
-            Metric("last_round_s", rounds[-1]["seconds"], "s"),
-            Metric("late_rounds_mean_s", mean(r["seconds"] for r in late), "s"),
-            Metric("access_s", sum(r["seconds"] for r in rounds), "s"),
-            Metric("access_pswpout", sum(r["d_pswpout"] for r in rounds), "pages"),
-            Metric("access_refault_file", sum(r["d_refault_file"] for r in rounds), "pages"),
-            Metric("access_pgmajfault", sum(r["d_pgmajfault"] for r in rounds), "faults"),
+            Metric("first_round_s", rounds[0]["seconds"]),
+            Metric("last_round_s", rounds[-1]["seconds"]),
+            Metric("late_rounds_mean_s", mean(r["seconds"] for r in late)),
+            Metric("access_s", sum(r["seconds"] for r in rounds)),
+            Metric("access_pswpout", sum(r["d_pswpout"] for r in rounds)),
+            Metric("access_refault_file", sum(r["d_refault_file"] for r in rounds)),
+            Metric("access_pgmajfault", sum(r["d_pgmajfault"] for r in rounds)),
         ]
     return out

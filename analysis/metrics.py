@@ -1,0 +1,58 @@
+"""The metrics the table reads from every run, declared in one place: the guest's
+/proc/vmstat counters per phase and gem5's statistics per stats.txt block (each
+workload declares its own in its meta.toml [metrics])."""
+
+from reclaimstudy.metrics import MetricSpec
+
+
+def _count(name: str, unit: str, help: str, better: str = "lower") -> MetricSpec:
+    return MetricSpec(name, unit, "count", better, help)
+
+
+# Per phase: the table's name, the /proc/vmstat counters summed, what it is.
+VMSTAT = [
+    (_count("pgfault", "faults", "page faults"), ("pgfault",)),
+    (_count("pgmajfault", "faults", "major page faults"), ("pgmajfault",)),
+    (_count("pswpin", "pages", "pages swapped in"), ("pswpin",)),
+    (_count("pswpout", "pages", "pages swapped out"), ("pswpout",)),
+    (_count("refault_anon", "pages", "anonymous refaults"), ("workingset_refault_anon",)),
+    (_count("refault_file", "pages", "file refaults"), ("workingset_refault_file",)),
+    (_count("pgactivate", "pages", "pages activated"), ("pgactivate",)),
+    (_count("pgscan_kswapd", "pages", "pages scanned by kswapd"), ("pgscan_kswapd",)),
+    (_count("pgscan_direct", "pages", "pages scanned in direct reclaim"), ("pgscan_direct",)),
+    (_count("pgsteal_kswapd", "pages", "pages reclaimed by kswapd"), ("pgsteal_kswapd",)),
+    (_count("pgsteal_direct", "pages", "pages reclaimed in direct reclaim"), ("pgsteal_direct",)),
+    (_count("allocstall", "stalls", "allocation stalls (direct reclaim entered)"),
+     ("allocstall_dma", "allocstall_dma32", "allocstall_normal", "allocstall_movable")),
+    (_count("pglazyfree", "pages", "pages marked lazy-free"), ("pglazyfree",)),
+    (_count("pglazyfreed", "pages", "lazy-free pages reclaimed"), ("pglazyfreed",)),
+    (_count("pgpgin", "KiB", "read from disk"), ("pgpgin",)),
+    (_count("pgpgout", "KiB", "written to disk"), ("pgpgout",)),
+]
+PHASE_SECONDS = MetricSpec("phase_s", "s", "time", "lower",
+                           "the phase's duration on the guest clock (simulated on gem5)")
+RECLAIM_EFFICIENCY = MetricSpec("reclaim_efficiency", "ratio", "ratio", "higher",
+                                "pages reclaimed per page scanned")
+
+# gem5 statistics per phase: (declaration, key pattern, how matches combine).
+GEM5 = [
+    (MetricSpec("sim_seconds", "s", "time", "lower", "simulated seconds"), r"^simSeconds$", "sum"),
+    (MetricSpec("instructions", "instructions", "count", "lower", "committed instructions"),
+     r"\.core\.commitStats0\.numInsts$", "sum"),
+    (MetricSpec("cycles", "cycles", "count", "lower", "CPU cycles"), r"\.core\.numCycles$", "sum"),
+    (MetricSpec("l1d_miss_rate", "ratio", "ratio", "lower", "L1 data cache miss rate"),
+     r"l1d-cache-\d+\.overallMissRate::total$", "mean"),
+    (MetricSpec("l2_miss_rate", "ratio", "ratio", "lower", "L2 miss rate"),
+     r"l2-cache(-\d+)?\.overallMissRate::total$", "mean"),
+    (MetricSpec("dram_bw", "B/s", "rate", "lower", "DRAM bandwidth used"),
+     r"mem_ctrl\d*\.dram\.bwTotal::total$", "sum"),
+    (MetricSpec("dram_latency", "ticks", "time", "lower", "mean DRAM access latency"),
+     r"mem_ctrl\d*\.dram\.avgMemAccLat$", "mean"),
+    # gem5 names IDE DMA from the memory's side: the disk "reads" memory when it writes
+    # a sector, and "writes" memory when it reads one. Summed over the root and swap disks.
+    (MetricSpec("disk_read_bytes", "B", "count", "lower", "bytes read from the disks"),
+     r"\.IdeDisk\.dmaWriteBytes$", "sum"),
+    (MetricSpec("disk_write_bytes", "B", "count", "lower", "bytes written to the disks"),
+     r"\.IdeDisk\.dmaReadBytes$", "sum"),
+]
+IPC = MetricSpec("ipc", "ratio", "ratio", "higher", "instructions per cycle")
