@@ -99,5 +99,29 @@ def stats_frame(path: Path) -> pd.DataFrame:
                                        "unit"])
 
 
+STAT_LINE = re.compile(r"^([^\s#-]\S*)[ \t]+(\S+)", re.M)
+
+
+def select_values(path: Path, patterns: list[str]) -> list[dict[str, float]]:
+    """Per block, the values of the stats whose full name (`name::sub`) matches one of
+    `patterns`: the table's fast path, which reads only what it uses. Every block must
+    be whole (Begin and End), as for parse_stats."""
+    text = Path(path).read_text(errors="replace")
+    wanted = re.compile("|".join(f"(?:{p})" for p in patterns))
+    blocks, position = [], 0
+    while (begin := text.find(BEGIN, position)) != -1:
+        end = text.find(END, begin)
+        following = text.find(BEGIN, begin + len(BEGIN))
+        if end == -1 or (following != -1 and following < end):
+            raise StatsError(f"{path}: a block has no End line (truncated file?)")
+        values = {}
+        for match in STAT_LINE.finditer(text, begin + len(BEGIN), end):
+            if wanted.search(match[1]):
+                values[match[1]] = _number(match[2], str(path))
+        blocks.append(values)
+        position = end + len(END)
+    return blocks
+
+
 def block_values(block: list[Stat]) -> dict[str, float]:
     return {s.key: s.value for s in block}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.gem5stats import StatsError, block_values, parse_stats
+from analysis.gem5stats import StatsError, select_values
 from analysis.metrics import GEM5, IPC, PHASE_SECONDS, RECLAIM_EFFICIENCY, VMSTAT
 from analysis.records import phase_vmstat_deltas, read_events, workload_metrics
 from reclaimstudy.errors import StudyError
@@ -28,6 +28,7 @@ COLUMNS = ["run_id", "study", "experiment", "artefacts", "setup", "cell", "backe
            "policy", "workload", "repetition", "arguments", "status", "source", "phase", "metric",
            "index", "value", "unit", "kind", "better"]
 FAILED = MetricSpec("failed", "", "count", "lower", "the run failed")
+GEM5_COMPILED = [(spec, re.compile(pattern), combine) for spec, pattern, combine in GEM5]
 
 
 def row(spec: MetricSpec, source: str, phase: str | None, value: float,
@@ -58,16 +59,15 @@ def gem5_rows(run_dir: Path, phases: list[str]) -> list[dict]:
     stats = run_dir / "stats.txt"
     if not stats.is_file():
         return []
-    blocks = parse_stats(stats)
+    blocks = select_values(stats, [pattern for _, pattern, _ in GEM5])
     if len(blocks) != len(phases):
         raise StudyError(f"{stats}: {len(blocks)} stats blocks for {len(phases)} phases "
                          f"({', '.join(phases)}); a run's stats.txt has one block per phase")
     rows = []
-    for phase, block in zip(phases, blocks):
-        values = block_values(block)
+    for phase, values in zip(phases, blocks):
         found = {}
-        for spec, pattern, combine in GEM5:
-            matches = [v for k, v in values.items() if re.search(pattern, k)]
+        for spec, pattern, combine in GEM5_COMPILED:
+            matches = [v for k, v in values.items() if pattern.search(k)]
             if matches:
                 found[spec.name] = sum(matches) if combine == "sum" else sum(matches) / len(matches)
                 rows.append(row(spec, "gem5", phase, found[spec.name]))

@@ -57,15 +57,24 @@ def artefacts_key(identity: dict) -> str:
     return json_sha256({k: identity[k] for k in ("schema", "backend", "artefacts")})[:12]
 
 
+def _without_repetition(identity: dict) -> dict:
+    """The identity less what a repetition varies: its number and the workload's `seed`
+    argument, which studies derive from it (Study.runs)."""
+    workload = identity["workload"]
+    arguments = {k: v for k, v in workload["arguments"].items() if k != "seed"}
+    return {**{k: v for k, v in identity.items() if k != "repetition"},
+            "workload": {**workload, "arguments": arguments}}
+
+
 def setup_key(identity: dict) -> str:
     """Everything but the policy and the repetition, as a short key."""
-    return json_sha256({k: v for k, v in identity.items()
-                        if k not in ("policy", "repetition")})[:12]
+    return json_sha256({k: v for k, v in _without_repetition(identity).items()
+                        if k != "policy"})[:12]
 
 
 def cell_key(identity: dict) -> str:
     """Everything but the repetition, as a short key."""
-    return json_sha256({k: v for k, v in identity.items() if k != "repetition"})[:12]
+    return json_sha256(_without_repetition(identity))[:12]
 
 
 class RunRecord(BaseModel):

@@ -1,6 +1,7 @@
 """The stats.txt parser, on real gem5 outputs (tests/fixtures/gem5) and on broken files."""
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,23 @@ def test_a_stats_file_with_a_block_per_phase_missing_is_refused():
     from reclaimstudy.errors import StudyError
     with pytest.raises(StudyError, match="3 stats blocks for 2 phases"):
         gem5_rows(FS.parent, ["boot", "dd"])
+
+
+def test_the_tables_fast_reader_gives_exactly_the_full_parsers_values(tmp_path):
+    from analysis.gem5stats import select_values
+    from analysis.metrics import GEM5
+    patterns = [pattern for _, pattern, _ in GEM5]
+    for path in (FS, SE):
+        fast = select_values(path, patterns)
+        full = [block_values(b) for b in parse_stats(path)]
+        assert len(fast) == len(full) and any(fast)
+        for chosen, every in zip(fast, full):
+            expected = {k: v for k, v in every.items()
+                        if any(re.search(p, k) for p in patterns)}
+            assert chosen.keys() == expected.keys()
+            assert all(chosen[k] == expected[k] or (math.isnan(chosen[k]) and math.isnan(expected[k]))
+                       for k in chosen)
+    cut = tmp_path / "stats.txt"
+    cut.write_text(FS.read_text()[: len(FS.read_text()) * 2 // 3])
+    with pytest.raises(StatsError, match="no End line"):
+        select_values(cut, patterns)

@@ -105,6 +105,14 @@ def test_the_run_id_and_the_keys_come_from_the_identity_alone():
         changed(base, ("policy", "name"), "other")["identity"])
 
 
+def test_a_repetitions_own_seed_argument_does_not_split_its_cell(tmp_path):
+    for policy in ("baseline", "mglru"):
+        for rep in (0, 1):
+            write_run(tmp_path, make_record(policy=policy, repetition=rep,
+                                            arguments={"read_mib": 4, "seed": 1 + rep}))
+    assert sorted(read_seconds_n(tmp_path).values()) == [2, 2]
+
+
 def test_a_bad_run_json_is_an_error_naming_the_file(tmp_path):
     good = write_run(tmp_path, make_record())
     assert record.read_run(good).ok

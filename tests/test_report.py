@@ -13,7 +13,9 @@ import pytest
 from analysis.report import build_report
 from analysis.table import build_table
 from reclaimstudy.errors import StudyError
+from reclaimstudy.record import PublishedRun
 from reclaimstudy.studies import load_study
+from tests.runfactory import changed, make_record
 
 RUNS = Path(__file__).parent / "fixtures" / "runs"
 CHROMIUM = shutil.which("chromium")
@@ -100,10 +102,11 @@ def test_runs_the_study_no_longer_asks_for_are_set_aside(tmp_path):
     points = load_study("smoke").points()
     assert build_table(study, "smoke", points).attrs["outdated"] == 0
     # one thrash run made with other parameters than configs/studies/smoke.toml names now
-    [changed] = [p for p in study.glob("thrash-baseline-*r0*/run.json")]
-    record = json.loads(changed.read_text())
-    record["workload"]["arguments"]["rounds"] += 1
-    changed.write_text(json.dumps(record))
+    [path] = [p for p in study.glob("thrash-baseline-*r0*/run.json")]
+    record = json.loads(path.read_text())
+    record = changed(record, ("workload", "arguments", "rounds"),
+                     record["identity"]["workload"]["arguments"]["rounds"] + 1)
+    path.write_text(json.dumps(record))
     table = build_table(study, "smoke", points)
     assert table.attrs["outdated"] == 1 and table["run_id"].nunique() == 13
     assert record["run_id"] not in set(table["run_id"])
@@ -140,7 +143,7 @@ document.getElementById('r').onload = function () {{
   for (var i = 0; i < imgs.length; i++) if (imgs[i].complete && imgs[i].naturalWidth > 0) ok++;
   document.getElementById('result').textContent = 'images ' + ok + '/' + imgs.length +
     ' tables ' + doc.querySelectorAll('table').length +
-    ' seedrows ' + doc.querySelectorAll('#seed-reproduction tr').length;
+    ' seedrows ' + doc.querySelector('#seed-reproduction ~ table').querySelectorAll('tr').length;
 }};
 </script></body></html>""")
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -153,7 +156,7 @@ document.getElementById('r').onload = function () {{
     assert match, dom[:2000]
     loaded, total, tables, seed_rows = map(int, match.groups())
     assert total >= 6 and loaded == total
-    assert tables >= 2 and seed_rows >= 3  # seed table (header + 2 claims) and inputs
+    assert tables >= 2 and seed_rows >= 3  # seed table (header + 2 claims) and costs
     shot = tmp_path / "report.png"
     subprocess.run([CHROMIUM, *flags, f"--screenshot={shot}", "--window-size=1200,1600",
                     report["html"].as_uri()], capture_output=True, timeout=120)
@@ -169,9 +172,9 @@ def test_runs_on_replaced_artefacts_are_set_aside_not_pooled(tmp_path):
     for old in list(study.iterdir()):
         new = study / f"{old.name}-newimage"
         shutil.copytree(old, new)
-        record = json.loads((new / "run.json").read_text())
+        record = changed(json.loads((new / "run.json").read_text()), ("artefacts", "image"),
+                         "0123456789abcdef")
         record["run_id"] = new.name
-        record["artefacts"]["image"]["key"] = "0123456789abcdef"
         record["started_at"] = "2099-01-01T00:00:00+0000"
         (new / "run.json").write_text(json.dumps(record))
     table = build_table(study, "smoke")
@@ -188,7 +191,7 @@ def test_run_costs_average_wall_time_and_simulated_time_after_the_boot_checkpoin
         if sim is not None:
             out["backend_info"] = {"sim_seconds": sim}
             out["artefacts"] = {"checkpoint": {"boot_sim_seconds": 1.5}}
-        return (Path("."), out)
+        return PublishedRun(Path("."), out)
 
     rows = _costs([record("gem5", 400, 2.1), record("gem5", 500, 2.3),
                    record("gem5", 9999, 9.0, status="failed"), record("qemu", 3)])
@@ -211,8 +214,9 @@ def test_a_report_whose_backends_ran_on_different_guests_says_so():
     from analysis.report import _guests, _inputs
 
     def record(backend, system, kernel, image):
-        return (Path("."), {"backend": backend, "system_name": system, "system": {},
-                            "artefacts": {"kernel": {"key": kernel}, "image": {"key": image}}})
+        made = make_record(backend=backend, system=system, artefacts={"kernel": kernel,
+                                                                      "image": image})
+        return PublishedRun(Path("."), made)
 
     def guests(records):
         return _guests(_inputs(records))

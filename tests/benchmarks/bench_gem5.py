@@ -7,7 +7,7 @@ host time outside the job's phases (restore, instantiation, exit), simulated sec
 and instructions of the phases, simulated instructions per host second, host seconds
 per simulated second, and peak host memory of the simulation.
 
-    GEM5=.../gem5.opt .venv/bin/python tests/benchmarks/bench_gem5.py [WORKLOAD [PARAM=V ...]]
+    GEM5=.../gem5.opt PYTHONPATH=. .venv/bin/python tests/benchmarks/bench_gem5.py [WORKLOAD [PARAM=V ...]]
 """
 
 import dataclasses

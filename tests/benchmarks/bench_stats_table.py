@@ -4,7 +4,7 @@ Each synthetic run is a recorded smoke run (tests/fixtures/runs) given a real ge
 stats.txt (tests/fixtures/gem5/se-x86-o3-phases, O3 + caches + DDR4: ~1700 stats a
 block), cut to its two phases' blocks, ~480 KB a file.
 
-    .venv/bin/python tests/benchmarks/bench_stats_table.py [RUNS]
+    PYTHONPATH=. .venv/bin/python tests/benchmarks/bench_stats_table.py [RUNS]
 """
 
 import json

@@ -5,7 +5,7 @@ given as absolute sizes since this host's MemTotal is far larger. Counts come fr
 valgrind (callgrind), so they cover user space only: the kernel's page-fault, swap
 and IO work is not in them (gem5's own per-phase counts are, see RESULTS.md).
 
-    .venv/bin/python tests/benchmarks/bench_workload_instructions.py [WORKDIR]
+    PYTHONPATH=. .venv/bin/python tests/benchmarks/bench_workload_instructions.py [WORKDIR]
 """
 
 import os
