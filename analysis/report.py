@@ -155,6 +155,16 @@ def _costs(kept: list[PublishedRun]) -> list[dict]:
     return rows
 
 
+def _runs_by_policy(rows: pd.DataFrame, policies: list[str]) -> list[dict]:
+    """The run directories behind an experiment's numbers, per policy, in repetition
+    order: each one's run.json names every input."""
+    runs = rows[["policy", "repetition", "run_id"]].drop_duplicates().sort_values("repetition")
+    return [{"policy": policy,
+             "runs": list(runs[runs["policy"] == policy][["repetition", "run_id"]].itertuples(
+                 index=False, name=None))}
+            for policy in policies if policy in set(runs["policy"])]
+
+
 def html_body(markdown: str, out: Path) -> str:
     """report.md as HTML, its plots embedded so the file stands alone."""
     body = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
@@ -203,6 +213,7 @@ def build_report(study, results: Path) -> dict:
             "varied": study.varied(spec) if spec else "",
             "text": format_text(part, study.baseline),
             "figures": [f for f in figures if f is not None],
+            "runs": _runs_by_policy(raw, policies),
         })
     seeds = reproduction(comparison, table)
     inputs = _inputs(kept)

@@ -2,6 +2,7 @@
 
 import base64
 import io
+import json
 import re
 import shutil
 import subprocess
@@ -38,6 +39,17 @@ def test_report_has_the_seed_table_experiments_and_inputs(report):
     assert "## Inputs behind every number" in markdown and "kernel `" in markdown
     for plot in re.findall(r"\]\((plots/[^)]+\.png)\)", markdown):
         assert (report["markdown"].parent / plot).is_file()
+
+
+def test_every_run_behind_an_experiment_is_one_link_from_the_report(report):
+    markdown = report["markdown"].read_text()
+    links = re.findall(r"\[r(\d+)\]\(\.\./([^)]+)/run\.json\)", markdown)
+    assert len(links) == 14  # every run of the smoke fixtures, once
+    out = report["markdown"].parent
+    for repetition, run_id in links:
+        record = json.loads((out.parent / run_id / "run.json").read_text())
+        assert record["identity"]["repetition"] == int(repetition)
+    assert 'href="../' in report["html"].read_text()
 
 
 def test_seed_table_puts_mglru_beside_the_seeds_on_policy(report):
@@ -96,7 +108,6 @@ def test_table_exports_hold_every_run(report):
 
 
 def test_runs_the_study_no_longer_asks_for_are_set_aside(tmp_path):
-    import json
     study = tmp_path / "smoke"
     shutil.copytree(RUNS / "smoke", study)
     points = load_study("smoke").points()
@@ -168,7 +179,6 @@ def test_runs_on_replaced_artefacts_are_set_aside_not_pooled(tmp_path):
     study = tmp_path / "smoke"
     shutil.copytree(RUNS / "smoke", study)
     # The same points again, later, on another image: a newer generation of runs.
-    import json
     for old in list(study.iterdir()):
         new = study / f"{old.name}-newimage"
         shutil.copytree(old, new)
