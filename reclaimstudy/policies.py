@@ -1,11 +1,13 @@
 """Reclaim policies: named settings of the kernel knobs (configs/policies.toml)."""
 
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import CONFIGS
-from reclaimstudy.tomlfile import check_keys, load
+from reclaimstudy.tomlfile import config_error, load, whole_number
 
 POLICIES_FILE = CONFIGS / "policies.toml"
 
@@ -17,42 +19,40 @@ KNOBS = {
     "refault_scan_anon": (0, 1, 1),
     "madv_free": (0, 1, 1),
 }
+# The [name.knobs] table: each knob an integer in its range, the default when absent.
+Knobs = create_model(
+    "Knobs", __config__=ConfigDict(extra="forbid", frozen=True, strict=True),
+    **{knob: (Annotated[int, whole_number(low, high)], default)
+       for knob, (low, high, default) in KNOBS.items()})
 
 
-@dataclass(frozen=True)
-class Policy:
+class Policy(BaseModel):
+    """One [name] table of policies.toml; every knob present, defaults filled in."""
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
     name: str
     description: str
-    knobs: dict = field(hash=False)  # every knob, defaults filled in
+    knobs: Knobs = Knobs()
     lru_gen: bool = False
     seed: str | None = None
 
     def identity(self) -> dict:
-        return {"name": self.name, "knobs": dict(sorted(self.knobs.items())),
+        return {"name": self.name, "knobs": dict(sorted(self.knobs.model_dump().items())),
                 "lru_gen": self.lru_gen}
 
     def job_knobs(self) -> str:
-        return " ".join(f"{name}={value}" for name, value in sorted(self.knobs.items()))
+        return " ".join(f"{name}={value}" for name, value in sorted(self.knobs.model_dump().items()))
 
 
-def _policy(name: str, table: dict, where: str) -> Policy:
-    check_keys(where, table, {"description", "seed", "knobs", "lru_gen"}, {"description"})
-    knobs = {knob: default for knob, (_, _, default) in KNOBS.items()}
-    for knob, value in table.get("knobs", {}).items():
-        if knob not in KNOBS:
-            raise StudyError(f"{where}: unknown knob '{knob}'; allowed: {', '.join(KNOBS)}")
-        low, high, _ = KNOBS[knob]
-        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            raise StudyError(f"{where}: knob {knob} = {value!r}; allowed: integers {low}..{high}")
-        knobs[knob] = value
-    lru_gen = table.get("lru_gen", False)
-    if not isinstance(lru_gen, bool):
-        raise StudyError(f"{where}: lru_gen = {lru_gen!r}; allowed: true or false")
-    return Policy(name, table["description"], knobs, lru_gen, table.get("seed"))
+def _policy(name: str, table: dict, path: Path) -> Policy:
+    try:
+        return Policy.model_validate({**table, "name": name})
+    except ValidationError as error:
+        raise config_error(f"{path} [{name}]", error, Policy) from None
 
 
 def load_policies(path: Path = POLICIES_FILE) -> dict[str, Policy]:
-    return {name: _policy(name, table, f"{path} [{name}]") for name, table in load(path).items()}
+    return {name: _policy(name, table, path) for name, table in load(path).items()}
 
 
 def get_policy(name: str, path: Path = POLICIES_FILE) -> Policy:

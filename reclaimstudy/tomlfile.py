@@ -72,6 +72,10 @@ def _model_at(model, loc: tuple):
     return model
 
 
+# Fields the loaders fill in themselves (from the file's name or the table's), never keys.
+NOT_KEYS = {"name", "path"}
+
+
 def config_error(path: Path, error: ValidationError, model=None) -> StudyError:
     """The first problem pydantic found, as a message naming the file, the [section],
     the key, the value and what is allowed."""
@@ -80,21 +84,16 @@ def config_error(path: Path, error: ValidationError, model=None) -> StudyError:
     first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     loc = tuple(str(p) for p in first["loc"])
     kind, message = first["type"], first["msg"].removeprefix("Value error, ")
-    if kind in ("missing", "extra_forbidden"):
-        section, key = loc[:-1], loc[-1]
-    elif kind in ("value_error", "assertion_error") and not loc:
-        section, key = (), None
-    elif first.get("ctx", {}).get("error") is not None and len(loc) and \
-            isinstance(first.get("input"), dict):
-        section, key = loc, None  # a check of a whole section
-    else:
-        section, key = loc[:-1], loc[-1] if loc else None
+    if kind in ("missing", "extra_forbidden") or not isinstance(first.get("input"), dict):
+        section, key = loc[:-1], (loc[-1] if loc else None)
+    else:  # a check of a whole section (a model validator): no one key to name
+        section, key = loc, None
     where = f"{path}" + (f" [{'.'.join(section)}]" if section else "")
     if kind == "missing":
         return StudyError(f"{where}: missing key(s) {key}")
     if kind == "extra_forbidden":
-        owner = _model_at(model or error.title, section) if model else None
-        allowed = ", ".join(sorted(owner.model_fields)) if owner is not None else "?"
+        owner = _model_at(model, section) if model else None
+        allowed = ", ".join(sorted(set(owner.model_fields) - NOT_KEYS)) if owner else "?"
         return StudyError(f"{where}: unknown key(s) {key}; allowed: {allowed}")
     if key is None:
         return StudyError(f"{where}: {message}")
