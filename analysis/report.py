@@ -155,6 +155,26 @@ def _costs(kept: list[PublishedRun]) -> list[dict]:
     return rows
 
 
+VMMON_MARKS = ("begin", "end", "restore")
+
+
+def _vmmon(rows: pd.DataFrame, policies: list[str]) -> dict:
+    """Seed 000b's vmstat table (hot-stream's vmmon_* gauges at the stream's start, its
+    end and after the restore), per policy, means over repetitions: columns, rows."""
+    gauges = rows[rows["metric"].str.startswith("vmmon_") & rows["index"].notna()]
+    if gauges.empty:
+        return {}
+    means = gauges.groupby(["policy", "index", "metric"], sort=False)["value"].mean()
+    columns = list(dict.fromkeys(gauges["metric"]))
+    table = []
+    for policy in policies:
+        for index, mark in enumerate(VMMON_MARKS):
+            if (policy, index, columns[0]) in means.index:
+                table.append({"policy": policy, "mark": mark,
+                              "values": [means[(policy, index, c)] for c in columns]})
+    return {"columns": [c.removeprefix("vmmon_") for c in columns], "rows": table}
+
+
 def _runs_by_policy(rows: pd.DataFrame, policies: list[str]) -> list[dict]:
     """The run directories behind an experiment's numbers, per policy, in repetition
     order: each one's run.json names every input."""
@@ -214,6 +234,7 @@ def build_report(study, results: Path) -> dict:
             "text": format_text(part, study.baseline),
             "figures": [f for f in figures if f is not None],
             "runs": _runs_by_policy(raw, policies),
+            "vmmon": _vmmon(raw, policies),
         })
     seeds = reproduction(comparison, table)
     inputs = _inputs(kept)

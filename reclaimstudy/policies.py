@@ -14,10 +14,11 @@ POLICIES_FILE = CONFIGS / "policies.toml"
 # The knobs our kernel patches add: (minimum, maximum, default). Must match
 # kernel-patches/0001-reclaim-knobs-sysctls.patch; the kernel test checks it in a guest.
 KNOBS = {
-    "exec_protect": (0, 1, 1),
+    "exec_protect": (0, 3, 3),
     "use_once": (0, 3, 3),
     "refault_scan_anon": (0, 1, 1),
     "madv_free": (0, 1, 1),
+    "refault_active_file_only": (0, 1, 0),
 }
 # The [name.knobs] table: each knob an integer in its range, the default when absent.
 Knobs = create_model(

@@ -51,13 +51,14 @@ def changed(record: dict, path: tuple, value) -> dict:
 
 
 def write_run(study_dir: Path, record: dict, name: str | None = None,
-              read_seconds: float = 1.0) -> Path:
-    """A published run directory whose smoke workload read for `read_seconds`."""
+              read_seconds: float = 1.0, events: list[dict] | None = None) -> Path:
+    """A published run directory: `events`, or a smoke workload that read for
+    `read_seconds`."""
     directory = study_dir / (name or record["run_id"])
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "run.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
-    events = [{"event": "phase", "name": "read", "t": 0.0, "vmstat": {}},
-              {"event": "record", "kind": "read", "seconds": read_seconds},
-              {"event": "phases_done", "name": "", "t": read_seconds, "vmstat": {}}]
+    events = events or [{"event": "phase", "name": "read", "t": 0.0, "vmstat": {}},
+                        {"event": "record", "kind": "read", "seconds": read_seconds},
+                        {"event": "phases_done", "name": "", "t": read_seconds, "vmstat": {}}]
     (directory / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     return directory

@@ -15,18 +15,24 @@ def test_every_policy_loads_with_all_knobs_filled_in():
     for policy in loaded.values():
         assert set(policy.knobs.model_dump()) == set(policies.KNOBS)
     assert loaded["baseline"].knobs.model_dump() == {k: d for k, (_, _, d) in policies.KNOBS.items()}
-    assert loaded["exec-protect-off"].knobs.exec_protect == 0
+    assert loaded["exec-protect-off"].knobs.exec_protect == 2  # seed 000's half only
+    assert loaded["exec-protect-all-off"].knobs.exec_protect == 0
+    assert loaded["old-refault-distance-scan-anon-off"].knobs.model_dump() == {
+        **loaded["baseline"].knobs.model_dump(), "refault_active_file_only": 1,
+        "refault_scan_anon": 0}
     assert loaded["mglru"].lru_gen and not loaded["baseline"].lru_gen
 
 
 def test_job_knobs_is_sorted_name_value_words():
     policy = policies.get_policy("use-once-mapped-off")
-    assert policy.job_knobs() == "exec_protect=1 madv_free=1 refault_scan_anon=1 use_once=1"
+    assert policy.job_knobs() == ("exec_protect=3 madv_free=1 refault_active_file_only=0 "
+                                  "refault_scan_anon=1 use_once=1")
 
 
 @pytest.mark.parametrize("body, message", [
     ('[p]\ndescription="x"\nknobs={bogus=1}\n',
-     "[p] [knobs]: unknown key(s) bogus; allowed: exec_protect, madv_free, refault_scan_anon, use_once"),
+     "[p] [knobs]: unknown key(s) bogus; allowed: exec_protect, madv_free, "
+     "refault_active_file_only, refault_scan_anon, use_once"),
     ('[p]\ndescription="x"\nknobs={use_once=4}\n', "[p] [knobs]: use_once = 4; allowed: integers 0..3"),
     ('[p]\ndescription="x"\nknobs={madv_free=true}\n', "madv_free = True; allowed: integers 0..1"),
     ('[p]\ndescription="x"\nlru_gen="yes"\n', "[p]: lru_gen = 'yes'; input should be a valid boolean"),
@@ -173,3 +179,16 @@ def test_allowed_values_are_the_ones_the_gem5_script_builds():
     assert set(systems.CPU_MODELS) == cpu_types - {"kvm"}  # KVM: the boot's CPU, not a profile's
     assert set(systems.MEMORY_TYPES) == memories
     assert set(systems.HIERARCHIES) == kinds
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"unit": "s", "kind": "speed", "better": "lower"}, "kind = 'speed'; allowed: time, rate"),
+    ({"unit": "s", "kind": "time", "better": "up"}, "better = 'up'; allowed: lower, higher, none"),
+    ({"unit": "pages", "kind": "gauge", "better": "lower"}, "a gauge \\(and only a gauge\\)"),
+    ({"unit": "s", "kind": "time", "better": "none"}, "a gauge \\(and only a gauge\\)"),
+    ({"unit": "s", "kind": "time"}, r"missing key\(s\) better"),
+])
+def test_a_metric_declaration_is_checked(entry, message):
+    from reclaimstudy.metrics import parse_metric
+    with pytest.raises(StudyError, match=message):
+        parse_metric("m", entry, "meta.toml [metrics.m]")

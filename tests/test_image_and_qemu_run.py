@@ -12,7 +12,7 @@ from reclaimstudy.qemu_backend import QemuBackend
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import json_sha256
 from reclaimstudy.image import build_image
-from reclaimstudy.policies import get_policy
+from reclaimstudy.policies import KNOBS, get_policy
 from reclaimstudy.systems import get_system
 from reclaimstudy.workloads import get_workload
 
@@ -75,6 +75,7 @@ def test_qemu_run_completes_with_policy_readback_and_phase_vmstat(smoke_run):
     policy = next(e for e in events if e["event"] == "policy")
     assert policy["name"] == "madv-free-off"
     assert policy["readback"]["madv_free"] == 0 and policy["readback"]["use_once"] == 3
+    assert set(policy["readback"]) == set(KNOBS) | {"swappiness", "lru_gen"}  # every knob
     phases = [e for e in events if e["event"] == "phase"]
     assert [p["name"] for p in phases] == ["read", "anon"]
     assert all(p["vmstat"]["pgpgin"] >= 0 and "psi" in p for p in phases)

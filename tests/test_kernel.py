@@ -6,19 +6,21 @@ from pathlib import Path
 import pytest
 
 from reclaimstudy import kernel as k
+from reclaimstudy import policies
 from reclaimstudy import qemu
 from reclaimstudy.errors import StudyError
 from tests.guestkit import busybox_image, marker_lines, static_binary
 
 GUEST = Path(__file__).parent / "guest"
-KNOBS = {"exec_protect": "1", "use_once": "3", "refault_scan_anon": "1", "madv_free": "1"}
+# What the guest must read back: the defaults reclaimstudy/policies.py assumes.
+KNOBS = {name: str(default) for name, (_, _, default) in policies.KNOBS.items()}
 
 
 def test_series_names_existing_patches_and_the_source_version():
     series = k.read_series()
     assert series.package == "linux-source-6.1"
     assert series.version == "6.1.192-2"
-    assert [p.name[:4] for p in series.patches] == ["0001", "0002", "0003", "0004", "0005"]
+    assert [p.name[:4] for p in series.patches] == ["0001", "0002", "0003", "0004", "0005", "0006"]
 
 
 def test_series_with_a_missing_patch_is_rejected(tmp_path):
@@ -102,13 +104,15 @@ def test_every_knob_reads_its_default(knob_guest):
 def test_valid_writes_stick_and_invalid_ones_fail_leaving_the_value(knob_guest):
     valid = [line[1:] for line in knob_guest if line[0] == "valid"]
     invalid = [line[1:] for line in knob_guest if line[0] == "invalid"]
-    assert len(valid) == 4 and len(invalid) == 8
+    assert len(valid) == 2 * len(KNOBS) and len(invalid) == 2 * len(KNOBS)
+    maxima = {name: str(high) for name, (_, high, _) in policies.KNOBS.items()}
+    assert {(name, value) for name, value, _, _ in valid if value != "0"} == set(maxima.items())
     for name, value, status, readback in valid:
         assert status == "0" and readback == value, (name, value)
     for name, value, status, readback in invalid:
-        # the previous valid write (0, or 1 for use_once) must still be there
-        expected = "1" if name == "use_once" else "0"
-        assert status != "0" and readback == expected, (name, value, readback)
+        assert value in ("-1", str(int(maxima[name]) + 1))
+        # the previous valid write (0) must still be there
+        assert status != "0" and readback == "0", (name, value, readback)
 
 
 @pytest.mark.slow
@@ -133,3 +137,62 @@ def test_use_once_bit0_decides_when_read_pages_are_activated(knob_guest):
     assert first < 0.1 * pages and second > 0.8 * pages
     first, second = deltas["2"]  # bit 0 off: the first read activates
     assert first > 0.8 * pages
+
+
+MIB = 1 << 20
+
+
+@pytest.fixture(scope="module")
+def reclaim_guest(kernel, tmp_path_factory):
+    """Boot a 96 MiB guest with no swap whose /init drives reclaim under each knob
+    setting (tests/guest/reclaim_init.sh); return the parsed @@ lines."""
+    work = tmp_path_factory.mktemp("reclaim")
+    exectouch = static_binary(GUEST / "exectouch.c", work / "exectouch")
+    image = busybox_image(work, GUEST / "reclaim_init.sh", {
+        "/bin/exectouch": exectouch,
+        "/data/exec": os.urandom(12 * MIB),
+        "/data/a": os.urandom(30 * MIB),
+        "/data/b": os.urandom(30 * MIB),
+        "/data/stream": os.urandom(60 * MIB),
+    }, size_mib=200)
+    log = work / "console.log"
+    result = qemu.run(qemu.Boot(
+        bzimage=kernel.bzimage, memory_mib=96, disks=[image], console_log=log,
+        cmdline="root=/dev/sda rw console=ttyS0 panic=-1 init=/init", timeout_s=900))
+    assert not result.timed_out, log.read_text(errors="replace")[-3000:]
+    lines = marker_lines(log)
+    assert ["done"] in lines, log.read_text(errors="replace")[-3000:]
+    return lines
+
+
+def _by_setting(lines, tag):
+    return {line[1]: [int(word) for word in line[2:]] for line in lines if line[0] == tag}
+
+
+@pytest.mark.slow
+def test_exec_protect_first_use_bit_alone_activates_exec_pages_used_once(reclaim_guest):
+    activated = _by_setting(reclaim_guest, "firstuse")  # setting -> [pgactivate during the stream]
+    pages = 12 * MIB // 4096
+    for with_bit, without_bit in (("3", "1"), ("2", "0")):  # bit 1 on / off, bit 0 the same
+        assert activated[with_bit][0] > 0.8 * pages, activated
+        assert activated[without_bit][0] < 0.2 * pages, activated
+
+
+@pytest.mark.slow
+def test_exec_protect_active_bit_alone_rotates_referenced_exec_pages(reclaim_guest):
+    assert ["tracing", "yes"] in reclaim_guest
+    rotated = _by_setting(reclaim_guest, "rotated")  # setting -> [nr_referenced, active scans]
+    assert all(scans > 0 for _, scans in rotated.values()), rotated
+    for with_bit, without_bit in (("3", "2"), ("1", "0")):  # bit 0 on / off, bit 1 the same
+        assert rotated[with_bit][0] > 0, rotated
+        assert rotated[without_bit][0] == 0, rotated
+
+
+@pytest.mark.slow
+def test_refault_scan_anon_off_leaves_refault_deactivation_working(reclaim_guest):
+    moved = _by_setting(reclaim_guest, "refaultdeact")  # setting -> [pgdeactivate, activating refaults]
+    pages = 30 * MIB // 4096
+    for setting in ("1", "0"):
+        deactivated, refaults = moved[setting]
+        assert refaults > 0, moved
+        assert deactivated > 0.5 * pages, moved

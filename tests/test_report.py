@@ -16,7 +16,7 @@ from analysis.table import build_table
 from reclaimstudy.errors import StudyError
 from reclaimstudy.record import PublishedRun
 from reclaimstudy.studies import load_study
-from tests.runfactory import changed, make_record
+from tests.runfactory import changed, make_record, write_run
 
 RUNS = Path(__file__).parent / "fixtures" / "runs"
 CHROMIUM = shutil.which("chromium")
@@ -246,3 +246,31 @@ def test_a_report_whose_backends_ran_on_different_guests_says_so():
 def test_the_fixture_report_comes_from_one_guest_and_says_nothing_of_it(report):
     assert "Not every number comes from the same guest" not in report["markdown"].read_text()
     assert 'id="mixed-guests"' not in report["html"].read_text()
+
+
+def test_hot_streams_runs_give_the_seeds_vmstat_table_at_its_three_marks(tmp_path):
+    from analysis.report import _vmmon
+    from analysis.table import build_table
+
+    def marks(base):  # begin (stream start), end (restore start), restore (done)
+        names = [("phase", "begin"), ("phase", "stream"), ("phase", "restore"),
+                 ("phases_done", "")]
+        return [{"event": e, "name": n, "t": float(i),
+                 "vmstat": {"nr_mapped": base + 10 * i, "pgfree": 1000 * i}}
+                for i, (e, n) in enumerate(names)]
+    for policy, base in (("baseline", 100), ("exec-protect-off", 200)):
+        for rep in (0, 1):
+            write_run(tmp_path, make_record(workload="hot-stream", policy=policy,
+                                            repetition=rep), events=marks(base + rep))
+    table = build_table(tmp_path, "smoke")
+    vmmon = _vmmon(table, ["baseline", "exec-protect-off"])
+    assert vmmon["columns"][:1] == ["nr_mapped"] and "pgfree" in vmmon["columns"]
+    rows = {(r["policy"], r["mark"]): dict(zip(vmmon["columns"], r["values"]))
+            for r in vmmon["rows"]}
+    assert list(rows)[:3] == [("baseline", "begin"), ("baseline", "end"), ("baseline", "restore")]
+    assert rows[("baseline", "begin")]["nr_mapped"] == 110.5  # the stream's start, mean of 2
+    assert rows[("exec-protect-off", "restore")]["nr_mapped"] == 230.5
+    assert rows[("baseline", "end")]["pgfree"] == 2000
+    # gauges are shown, never compared
+    from analysis.compare import compare
+    assert not compare(table, "baseline")["metric"].str.startswith("vmmon_").any()

@@ -4,22 +4,21 @@
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
-knobs="exec_protect use_once refault_scan_anon madv_free"
+# name:maximum of every knob; each is checked at 0, its maximum and just outside.
+knobs="exec_protect:3 use_once:3 refault_scan_anon:1 madv_free:1 refault_active_file_only:1"
 vm() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 
-for k in $knobs; do echo "@@default $k $(cat /proc/sys/vm/$k)"; done
+for kv in $knobs; do k=${kv%:*}; echo "@@default $k $(cat /proc/sys/vm/$k)"; done
 
 # Valid writes stick; out-of-range writes fail and leave the value.
-for k in exec_protect refault_scan_anon madv_free; do
+for kv in $knobs; do
+  k=${kv%:*}; max=${kv#*:}; default=$(cat /proc/sys/vm/$k)
+  echo $max > /proc/sys/vm/$k; echo "@@valid $k $max $? $(cat /proc/sys/vm/$k)"
   echo 0 > /proc/sys/vm/$k; echo "@@valid $k 0 $? $(cat /proc/sys/vm/$k)"
-  echo 2 > /proc/sys/vm/$k; echo "@@invalid $k 2 $? $(cat /proc/sys/vm/$k)"
+  echo $((max + 1)) > /proc/sys/vm/$k; echo "@@invalid $k $((max + 1)) $? $(cat /proc/sys/vm/$k)"
   echo -1 > /proc/sys/vm/$k; echo "@@invalid $k -1 $? $(cat /proc/sys/vm/$k)"
-  echo 1 > /proc/sys/vm/$k
+  echo $default > /proc/sys/vm/$k
 done
-echo 1 > /proc/sys/vm/use_once; echo "@@valid use_once 1 $? $(cat /proc/sys/vm/use_once)"
-echo 4 > /proc/sys/vm/use_once; echo "@@invalid use_once 4 $? $(cat /proc/sys/vm/use_once)"
-echo -1 > /proc/sys/vm/use_once; echo "@@invalid use_once -1 $? $(cat /proc/sys/vm/use_once)"
-echo 3 > /proc/sys/vm/use_once
 
 # MGLRU: built in, off at boot, switched at run time.
 echo "@@lru_gen boot $(cat /sys/kernel/mm/lru_gen/enabled)"

@@ -1,10 +1,28 @@
-"""hot-stream (seed 000b): the interactive process's major faults and latency per phase."""
+"""hot-stream (seed 000b): the interactive process's major faults and latency per phase;
+and the seed's own vmstat table: six counters at the stream's start ("begin"), at its
+end ("end") and after the restore phase ("restore"), as index 0, 1, 2."""
 
 from analysis.records import Metric, with_phases
 
+# The seed's table columns, and where its three rows were read (our phase marks).
+VMMON = ("nr_mapped", "nr_active_file", "nr_inactive_file", "pgmajfault", "pgdeactivate",
+         "pgfree")
+MARKS = (("phase", "stream"), ("phase", "restore"), ("phases_done", None))
+
+
+def vmmon(events):
+    out = []
+    for index, (event, name) in enumerate(MARKS):
+        mark = next((e for e in events if e.get("event") == event
+                     and (name is None or e.get("name") == name)), None)
+        if mark is not None:
+            out += [Metric(f"vmmon_{field}", mark["vmstat"].get(field, 0), index=index)
+                    for field in VMMON]
+    return out
+
 
 def metrics(events):
-    out = []
+    out = vmmon(events)
     for r in with_phases(events):
         phase = r["phase"]
         if r["kind"] == "interactive":
