@@ -12,15 +12,29 @@ readfile() { dd if="$1" of=/dev/null bs=1M 2>/dev/null; }
 event=/sys/kernel/tracing/events/vmscan/mm_vmscan_lru_shrink_active
 echo "@@tracing $( [ -d $event ] && echo yes || echo no )"
 
-# exec_protect bit 1 (first use): exec pages touched once, then a stream pushes them
-# through the inactive list. With the bit they are activated on their first scan.
+# refault_scan_anon=0 leaves refault-driven deactivation alone: a file read twice is
+# active (30 MiB), then a 60 MiB file is read three times and refaults; its activating
+# refaults let reclaim deactivate the first file (pgdeactivate) whatever the knob.
+for v in 1 0; do
+  echo $v > /proc/sys/vm/refault_scan_anon; fresh
+  readfile /data/a; readfile /data/a
+  d0=$(vm pgdeactivate); r0=$(vm workingset_activate_file)
+  for i in 1 2 3; do readfile /data/stream; done
+  echo "@@refaultdeact $v $(( $(vm pgdeactivate) - d0 )) $(( $(vm workingset_activate_file) - r0 ))"
+done
+echo 1 > /proc/sys/vm/refault_scan_anon
+
+scanned() { echo $(( $(vm pgscan_kswapd) + $(vm pgscan_direct) )); }
+
+# exec_protect bit 1 (first use): exec pages touched once, then 90 MiB read once push
+# them through the inactive list. With the bit they are activated on their first scan.
 for v in 3 1 2 0; do
   echo $v > /proc/sys/vm/exec_protect; fresh
   /bin/exectouch /data/exec once > /dev/null & pid=$!
   sleep 1
-  a0=$(vm pgactivate)
-  readfile /data/stream
-  echo "@@firstuse $v $(( $(vm pgactivate) - a0 ))"
+  a0=$(vm pgactivate); s0=$(scanned)
+  readfile /data/stream; readfile /data/b
+  echo "@@firstuse $v $(( $(vm pgactivate) - a0 )) $(( $(scanned) - s0 ))"
   kill $pid; wait $pid 2>/dev/null
 done
 
@@ -42,17 +56,6 @@ for v in 3 1 2 0; do
 done
 echo 3 > /proc/sys/vm/exec_protect
 
-# refault_scan_anon=0 leaves refault-driven deactivation alone: a file read twice is
-# active, then a larger file is read round after round and refaults; its activating
-# refaults make reclaim deactivate the first file (pgdeactivate) whatever the knob.
-for v in 1 0; do
-  echo $v > /proc/sys/vm/refault_scan_anon; fresh
-  readfile /data/a; readfile /data/a
-  d0=$(vm pgdeactivate); r0=$(vm workingset_activate_file)
-  for i in 1 2 3; do readfile /data/stream; done
-  echo "@@refaultdeact $v $(( $(vm pgdeactivate) - d0 )) $(( $(vm workingset_activate_file) - r0 ))"
-done
-echo 1 > /proc/sys/vm/refault_scan_anon
 echo "@@done"
 sync
 poweroff -f
