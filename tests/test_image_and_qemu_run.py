@@ -90,7 +90,7 @@ def test_run_json_records_every_input_with_hashes(smoke_run):
     assert record["artefacts"]["kernel"]["key"] and record["artefacts"]["image"]["root_sha256"]
     assert record["artefacts"]["qemu"]["accel"] in ("kvm", "tcg")
     identity = record["identity"]
-    assert identity["system"]["memory_mib"] == 128
+    assert identity["system"]["memory"]["size_mib"] == 128
     assert identity["workload"] == {"name": "smoke", "arguments": {"read_mib": 4, "anon_mib": 16}}
     assert identity["policy"]["knobs"]["madv_free"] == 0
     assert identity["artefacts"] == {"kernel": record["artefacts"]["kernel"]["key"],
