@@ -9,6 +9,7 @@ import pytest
 from reclaimstudy import kernel as k
 from reclaimstudy import hostdeps, runs
 from reclaimstudy.qemu_backend import QemuBackend
+from reclaimstudy.record import PARTIAL
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import json_sha256
 from reclaimstudy.image import build_image
@@ -104,7 +105,7 @@ def test_run_json_records_every_input_with_hashes(smoke_run):
     assert set(host["debian_packages"]) == set(hostdeps.debian_packages())
     assert (directory / "job.sh").read_text().count("WORKLOAD='smoke'") + \
         (directory / "job.sh").read_text().count("WORKLOAD=smoke") == 1
-    assert not list((directory.parent / runs.PARTIAL).glob("*")), "partial left behind"
+    assert not list((directory.parent / PARTIAL).glob("*")), "partial left behind"
 
 
 def test_a_run_that_times_out_is_published_as_failed_with_the_reason(tmp_path):

@@ -22,7 +22,7 @@ def study_file(tmp_path, head='description = "d"\nbaseline = "baseline"\nsystems
 def test_shipped_studies_expand_into_runs():
     smoke = load_study("smoke")
     runs = smoke.runs("qemu")
-    assert len(runs) == 2 * (2 + 3 + 2)
+    assert len(runs) == 2 * (2 + 5 + 2)
     assert {spec.policy.name for _, spec in runs} >= {"baseline", "mglru", "madv-free-off"}
     seeds = load_study("seeds")
     assert {e.seed for e in seeds.experiments} == {"000a", "000b", "001", "002", "003", "004"}

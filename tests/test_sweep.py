@@ -42,21 +42,21 @@ def test_a_killed_sweep_resumes_without_losing_or_redoing_runs(tmp_path):
     proc.send_signal(signal.SIGKILL)  # no chance to clean up
     proc.wait()
     before = published(study_dir)
-    assert 3 <= len(before) < 14, "kill the sweep mid-way"
+    assert 3 <= len(before) < 18, "kill the sweep mid-way"
     for _, text in before.values():
         assert json.loads(text)["status"] == "ok"
 
     again = sweep(tmp_path)
     assert again.returncode == 0, again.stdout + again.stderr
-    assert f"{len(before)} already done, {14 - len(before)} to run" in again.stderr
+    assert f"{len(before)} already done, {18 - len(before)} to run" in again.stderr
     after = published(study_dir)
-    assert len(after) == 14
+    assert len(after) == 18
     for run_id, stamp in before.items():
         assert after[run_id] == stamp, f"{run_id} was redone"
     assert not any((study_dir / PARTIAL).glob("*")), "a half-written run was left behind"
 
     third = sweep(tmp_path)
-    assert "14 already done, 0 to run" in third.stderr
+    assert "18 already done, 0 to run" in third.stderr
 
     # ... and the report of the whole study, end to end through the command line.
     report = subprocess.run([sys.executable, "-m", "reclaimstudy", "report", "smoke", "--results",

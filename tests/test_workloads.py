@@ -177,6 +177,28 @@ def test_mmap_seq_runs_the_images_fio_with_the_mmap_engine(tmp_path):
     assert len(bandwidth) == 2 and all(m.value > 0 for m in bandwidth)
 
 
+@pytest.mark.slow
+def test_seed_001s_control_thrashes_only_without_anon_scanning_on_refaults(tmp_path):
+    """With the pre-5.9 refault distance, thrash's late rounds read from disk with
+    refault_scan_anon=0 and from the cache with it on (kernel-patches/README.md)."""
+    from analysis.records import read_events, with_phases
+    workload = get_workload("thrash")
+    late = {}
+    for policy in ("old-refault-distance", "old-refault-distance-scan-anon-off"):
+        spec = runs.RunSpec(study="wl", system=get_system("ci-tiny"), policy=get_policy(policy),
+                            workload=workload,
+                            arguments=workload.arguments({"rounds": 6, "file": "control.bin"}),
+                            repetition=0, backend="qemu")
+        record = runs.execute(spec, QemuBackend(), results=tmp_path, timeout_s=900)
+        assert record["status"] == "ok", record["reason"]
+        rounds = [r for r in with_phases(read_events(tmp_path / "wl" / record["run_id"]))
+                  if r["kind"] == "round"]
+        late[policy] = [r["d_refault_file"] for r in rounds[3:]]  # rounds 3, 4, 5
+    # Measured: on 4971, 0, 0 file refaults; off 13674, 8910, 4403 (64 MiB = 16384 pages).
+    assert late["old-refault-distance"][-2:] == [0, 0], late
+    assert all(refaults > 1000 for refaults in late["old-refault-distance-scan-anon-off"]), late
+
+
 def test_image_key_follows_guest_files_but_not_docs_or_host_parsers(tmp_path):
     from reclaimstudy.image import tree_sha256
     tree = tmp_path / "workloads"

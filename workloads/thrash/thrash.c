@@ -4,6 +4,7 @@
  * file from disk; with it the file becomes cached after a few rounds. */
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,11 +12,12 @@
 #include "wl.h"
 
 #define NAME "thrash"
+#define DATA_DIR "/usr/share/reclaim/data/thrash/"
 
 static struct wl_opt opts[] = {
 	{"anon-mib", WL_INT, "0", 0, 1 << 20, "anonymous memory to fill, MiB (0: --anon-fraction of MemTotal)"},
 	{"anon-fraction", WL_NUM, "1.0", 0.01, 4, "anonymous memory as a fraction of MemTotal"},
-	{"file", WL_STR, "/usr/share/reclaim/data/thrash/large.bin", 0, 0, "the file to read"},
+	{"file", WL_STR, "large.bin", 0, 0, "the file to read (a bare name: in the workload's data folder)"},
 	{"file-mib", WL_INT, "0", 0, 1 << 20, "MiB of the file to use (0: all of it)"},
 	{"rounds", WL_INT, "10", 1, 1000, "passes over the file"},
 	{NULL},
@@ -24,7 +26,9 @@ static struct wl_opt opts[] = {
 int main(int argc, char **argv)
 {
 	wl_parse(NAME, opts, argc, argv);
-	const char *path = wl_str(opts, "file");
+	const char *name = wl_str(opts, "file");
+	char path[512];
+	snprintf(path, sizeof(path), "%s%s", strchr(name, '/') ? "" : DATA_DIR, name);
 	size_t anon = wl_size(wl_int(opts, "anon-mib"), wl_num(opts, "anon-fraction"));
 	long rounds = wl_int(opts, "rounds");
 
