@@ -4,6 +4,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from reclaimstudy import qemu
 from reclaimstudy.ext4 import make_ext4
 
 BUSYBOX = Path("/bin/busybox")  # Debian's busybox-static
@@ -36,3 +37,16 @@ def marker_lines(console_log: Path, prefix: str = "@@") -> list[list[str]]:
     """The words of every console line starting with `prefix`."""
     lines = console_log.read_text(errors="replace").splitlines()
     return [line[len(prefix):].split() for line in lines if line.startswith(prefix)]
+
+
+def boot_to_done(bzimage: Path, image: Path, memory_mib: int, timeout_s: float) -> list[list[str]]:
+    """Boot a busybox image under QEMU and return its "@@" lines; its /init must print
+    "@@done" (a time-out or a missing end fails, showing the console's tail)."""
+    log = image.parent / "console.log"
+    result = qemu.run(qemu.Boot(
+        bzimage=bzimage, memory_mib=memory_mib, disks=[image], console_log=log,
+        cmdline="root=/dev/sda rw console=ttyS0 panic=-1 init=/init", timeout_s=timeout_s))
+    assert not result.timed_out, log.read_text(errors="replace")[-3000:]
+    lines = marker_lines(log)
+    assert ["done"] in lines, log.read_text(errors="replace")[-3000:]
+    return lines

@@ -7,9 +7,8 @@ import pytest
 
 from reclaimstudy import kernel as k
 from reclaimstudy import policies
-from reclaimstudy import qemu
 from reclaimstudy.errors import StudyError
-from tests.guestkit import busybox_image, marker_lines, static_binary
+from tests.guestkit import boot_to_done, busybox_image, static_binary
 
 GUEST = Path(__file__).parent / "guest"
 # What the guest must read back: the defaults reclaimstudy/policies.py assumes.
@@ -83,14 +82,7 @@ def knob_guest(kernel, tmp_path_factory):
         "/data/file3": os.urandom(8 << 20),
         "/data/file2": os.urandom(8 << 20),
     })
-    log = work / "console.log"
-    result = qemu.run(qemu.Boot(
-        bzimage=kernel.bzimage, memory_mib=256, disks=[image], console_log=log,
-        cmdline="root=/dev/sda rw console=ttyS0 panic=-1 init=/init", timeout_s=300))
-    assert not result.timed_out, log.read_text(errors="replace")[-3000:]
-    lines = marker_lines(log)
-    assert ["done"] in lines, log.read_text(errors="replace")[-3000:]
-    return lines
+    return boot_to_done(kernel.bzimage, image, memory_mib=256, timeout_s=300)
 
 
 @pytest.mark.slow
@@ -155,14 +147,7 @@ def reclaim_guest(kernel, tmp_path_factory):
         "/data/b": os.urandom(30 * MIB),
         "/data/stream": os.urandom(60 * MIB),
     }, size_mib=200)
-    log = work / "console.log"
-    result = qemu.run(qemu.Boot(
-        bzimage=kernel.bzimage, memory_mib=96, disks=[image], console_log=log,
-        cmdline="root=/dev/sda rw console=ttyS0 panic=-1 init=/init", timeout_s=900))
-    assert not result.timed_out, log.read_text(errors="replace")[-3000:]
-    lines = marker_lines(log)
-    assert ["done"] in lines, log.read_text(errors="replace")[-3000:]
-    return lines
+    return boot_to_done(kernel.bzimage, image, memory_mib=96, timeout_s=900)
 
 
 def _by_setting(lines, tag):
