@@ -2,18 +2,18 @@
 
 Each cell: the mean over repetitions (by the metric's declared kind: arithmetic for
 times, counts and ratios, harmonic for rates), the standard deviation, the change
-against the baseline, and where Welch's t-test finds the difference significant
-(p < ALPHA) a mark with its reading, better or worse, by the metric's declared direction. Sections: the
+against the baseline, and where the paired t-test (runs paired by repetition, on log
+ratios: analysis/paired.py) finds the difference significant (p < ALPHA) a mark with its
+reading, better or worse, by the metric's declared direction. Sections: the
 workload's own numbers, the guest's vmstat, gem5's hardware statistics.
 """
 
 import math
-import warnings
 from statistics import harmonic_mean, mean, stdev
 
 import pandas as pd
-from scipy import stats
 
+from analysis.paired import paired
 from reclaimstudy.errors import StudyError
 
 ALPHA = 0.05
@@ -34,17 +34,6 @@ def summarize(values: list[float], rate: bool) -> tuple[float, float]:
     else:
         centre = mean(values)
     return centre, stdev(values) if len(values) > 1 else math.nan
-
-
-def welch_p(a: list[float], b: list[float]) -> float:
-    """Two-sided p of Welch's t-test; nan when it cannot be computed (n < 2, no spread)."""
-    if len(a) < 2 or len(b) < 2:
-        return math.nan
-    if stdev(a) == 0 and stdev(b) == 0:
-        return math.nan
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # near-identical samples: p is still right
-        return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
 
 
 def verdict(change_pct: float, better: str) -> str:
@@ -72,18 +61,21 @@ def compare(table: pd.DataFrame, baseline: str, sections=SECTIONS) -> pd.DataFra
                     f"{runs['cell'].nunique()} different settings under one name (runs "
                     f"{', '.join(sorted(set(runs['run_id'])))}): they are not repetitions of "
                     f"each other; compare with the study file, which sets outdated runs aside")
-            by_policy[policy] = list(runs["value"])
-        all_zero = not any(any(v) for v in by_policy.values())
+            by_policy[policy] = dict(zip(runs["repetition"], runs["value"]))
+        all_zero = not any(any(v.values()) for v in by_policy.values())
         # A guest counter that stayed zero everywhere says nothing; a workload's own
         # metric at zero is a result (e.g. no major faults with the seed's change).
         if baseline not in by_policy or (all_zero and info["source"] != "workload"):
             continue
         rate = info["kind"] == "rate"
-        base_mean, _ = summarize(by_policy[baseline], rate)
-        for policy, values in by_policy.items():
+        base_mean, _ = summarize(list(by_policy[baseline].values()), rate)
+        for policy, by_repetition in by_policy.items():
+            values = list(by_repetition.values())
             centre, spread = summarize(values, rate)
             change = (centre - base_mean) / base_mean * 100 if base_mean else math.nan
-            p = math.nan if policy == baseline else welch_p(values, by_policy[baseline])
+            # Runs of one repetition share its seed: compare them as pairs.
+            p = math.nan if policy == baseline else \
+                paired(by_repetition, by_policy[baseline]).p_value
             significant = bool(p == p and p < ALPHA)
             rows.append({**info, "policy": policy, "n": len(values), "mean": centre,
                          "std": spread, "change_pct": change, "p_value": p,
@@ -120,7 +112,7 @@ def format_text(comparison: pd.DataFrame, baseline: str) -> str:
         policies = policy_order(block["policy"], baseline)
         width = max(28, *(len(p) + 2 for p in policies))
         lines.append(f"{experiment} on {system} [{backend}]   (mean ±sd (change vs {baseline}), "
-                     f"* = Welch p < {ALPHA}, better or worse)")
+                     f"* = paired p < {ALPHA}, better or worse)")
         lines.append(f"{'':40}" + "".join(f"{p:>{width}}" for p in policies))
         for section in SECTIONS:
             part = block[block["source"] == section]

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from analysis.paired import paired
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import CONFIGS
 from reclaimstudy.tomlfile import check_keys, load
@@ -97,10 +98,22 @@ def caveats_for(rows: pd.DataFrame, path=SEEDS_FILE) -> list[dict]:
             for seed in sorted(set(rows["seed"])) if seed in caveats]
 
 
+def repetition_values(table: pd.DataFrame, experiment: str, setup: str, claim: Claim,
+                      policy: str) -> dict[int, float]:
+    """repetition -> the claim's metric, for one policy's runs of one experiment setup."""
+    rows = table[(table["experiment"] == experiment) & (table["setup"] == setup)
+                 & (table["policy"] == policy) & (table["metric"] == claim.metric)
+                 & (table["source"] == "workload") & table["index"].isna()
+                 & (table["status"] == "ok")
+                 & (table["phase"].fillna("") == claim.phase)]
+    return dict(zip(rows["repetition"].astype(int), rows["value"].astype(float)))
+
+
 def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
-    """One row per (claim, backend) with runs: the seed's ratio with/without, ours, whether
-    the direction (better or worse with the seed's change) is the same, and MGLRU's value
-    and its ratio to the seed's "on" policy where the experiment ran MGLRU."""
+    """One row per (claim, experiment setup) with runs: the seed's ratio with/without,
+    ours (means, and paired by repetition with its interval and verdict: analysis/
+    paired.py), whether the means' direction is the seed's, and MGLRU's value and its
+    ratio to the seed's "on" policy where the experiment ran MGLRU."""
     rows = []
     if comparison.empty:
         return pd.DataFrame(rows)
@@ -111,7 +124,8 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
                            & (comparison["metric"] == claim.metric)
                            & (comparison["phase"] == claim.phase)
                            & (comparison["source"] == "workload")]
-        for (backend, system), part in found.groupby(["backend", "system"]):
+        for (experiment, setup, backend, system), part in found.groupby(
+                ["experiment", "setup", "backend", "system"]):
             cells = {r["policy"]: r for _, r in part.iterrows()}
             if claim.with_policy not in cells or claim.without_policy not in cells:
                 continue
@@ -126,6 +140,8 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
                 ratio = ours_with / ours_without
                 direction = "yes" if (ratio < 1) == (claim.seed_ratio < 1) else "no"
             p = cells[claim.without_policy]["p_value"]
+            pair = paired(*(repetition_values(table, experiment, setup, claim, policy)
+                            for policy in (claim.with_policy, claim.without_policy)))
             mglru = cells[MGLRU_POLICY]["mean"] if MGLRU_POLICY in cells else math.nan
             rows.append({
                 "seed": claim.seed, "what": claim.what, "metric": claim.metric,
@@ -135,6 +151,9 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
                 "ours_without": ours_without, "ours_ratio": ratio,
                 "direction": direction, "direction_reproduced": direction == "yes",
                 "p_value": p,
+                "n_pairs": pair.n, "paired_ratio": pair.ratio, "interval_low": pair.low,
+                "interval_high": pair.high, "paired_p": pair.p_value, "paired_by": pair.by,
+                "verdict": pair.verdict(claim.seed_ratio),
                 "ours_mglru": mglru,
                 "mglru_ratio": mglru / ours_with if ours_with and mglru == mglru else math.nan,
                 "timing": "gem5 (modelled hardware)" if backend == "gem5" else

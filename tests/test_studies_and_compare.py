@@ -5,7 +5,7 @@ import math
 import pandas as pd
 import pytest
 
-from analysis.compare import compare, format_text, summarize, welch_p
+from analysis.compare import compare, format_text, summarize
 from reclaimstudy.errors import StudyError
 from reclaimstudy.studies import load_study
 
@@ -69,13 +69,6 @@ def test_summaries_use_harmonic_means_for_rates():
     assert centre == 2.0 and spread == 1.0
 
 
-def test_welch_t_test_known_answer():
-    # t = -3/sqrt(2/3) = -3.674, df = 4: two-sided p = 0.02131
-    assert welch_p([1, 2, 3], [4, 5, 6]) == pytest.approx(0.02131, abs=1e-4)
-    assert math.isnan(welch_p([1], [2, 3]))
-    assert math.isnan(welch_p([1, 1], [2, 2]))  # no spread: nothing to test
-
-
 def _table(values):
     rows = []
     for policy, samples in values.items():
@@ -89,13 +82,15 @@ def _table(values):
 
 
 def test_comparison_on_a_table_with_known_answers():
-    table = _table({"base": [1.0, 2.0, 3.0], "fast": [0.5, 1.0, 1.5], "same": [1.0, 2.0, 3.1]})
+    table = _table({"base": [1.0, 2.0, 3.0], "fast": [0.5, 1.2, 1.3], "same": [1.0, 2.0, 3.1]})
     result = compare(table, "base").set_index("policy")
     assert result.loc["base", "mean"] == 2.0 and math.isnan(result.loc["base", "p_value"])
     assert result.loc["fast", "mean"] == 1.0
     assert result.loc["fast", "change_pct"] == pytest.approx(-50.0)
-    # t = -1/sqrt(0.25/3 + 1/3) = -1.549 with 2.94 Welch degrees of freedom
-    assert result.loc["fast", "p_value"] == pytest.approx(0.2209, abs=1e-3)
+    # paired by repetition: log(0.5), log(0.6), log(1.3/3); mean -0.6801, sd 0.1631, n 3,
+    # t = -7.222 with 2 degrees of freedom: two-sided p = 0.01864
+    assert result.loc["fast", "p_value"] == pytest.approx(0.01864, abs=1e-4)
+    assert result.loc["fast", "verdict"] == "better"
     assert not result.loc["same", "significant"]
     text = format_text(compare(table, "base"), "base")
     assert text.index("base") < text.index("fast")  # baseline column first
@@ -118,14 +113,25 @@ def test_a_comparison_without_the_baseline_is_an_error():
 def _reproduction_for(values: dict[str, float]):
     """The seed 000b row for one hot-stream experiment whose policies measured `values`."""
     from analysis.seeds import reproduction
-    table = pd.DataFrame([{"experiment": "file-server", "workload": "hot-stream"}])
+    table = pd.DataFrame([
+        {"experiment": "file-server", "setup": "u1", "workload": "hot-stream", "policy": policy,
+         "repetition": rep, "metric": "interactive_majflt", "source": "workload",
+         "phase": "stream", "index": None, "status": "ok", "value": mean}
+        for policy, mean in values.items() for rep in range(3)])
     comparison = pd.DataFrame([
-        {"experiment": "file-server", "backend": "gem5", "system": "desktop-hdd",
-         "source": "workload", "metric": "interactive_majflt", "phase": "stream",
-         "policy": policy, "mean": mean, "p_value": 0.01}
+        {"experiment": "file-server", "setup": "u1", "backend": "gem5",
+         "system": "desktop-hdd", "source": "workload", "metric": "interactive_majflt",
+         "phase": "stream", "policy": policy, "mean": mean, "p_value": 0.01}
         for policy, mean in values.items()])
     [row] = reproduction(comparison, table).to_dict("records")
     return row
+
+
+def test_a_seed_row_carries_the_paired_verdict_of_its_repetitions():
+    row = _reproduction_for({"baseline": 3.0, "exec-protect-off": 50.0})
+    assert row["n_pairs"] == 3 and row["paired_ratio"] == pytest.approx(0.06)
+    # the three repetitions measured the same: nothing varied, nothing concluded
+    assert row["verdict"] == "inconclusive (n=3, no spread between repetitions)"
 
 
 def test_seed_reproduction_directions_including_zero_and_equal_values():
@@ -181,9 +187,9 @@ def test_an_undeclared_metric_from_a_parser_is_an_error(tmp_path):
 
 def test_rates_are_averaged_harmonically_and_a_higher_rate_reads_better():
     rows = []
-    for policy, samples in {"base": [100.0, 101.0, 99.0], "fast": [200.0, 202.0, 198.0]}.items():
+    for policy, samples in {"base": [100.0, 101.0, 99.0], "fast": [200.0, 205.0, 196.0]}.items():
         for rep, value in enumerate(samples):
-            rows.append({"run_id": f"{policy}{rep}", "experiment": "e", "setup": "u1",
+            rows.append({"run_id": f"{policy}{rep}", "experiment": "e", "setup": "u1", "repetition": rep,
                          "backend": "gem5", "system": "x", "policy": policy, "status": "ok",
                          "source": "workload", "phase": None, "metric": "records_per_s",
                          "index": None, "value": value, "unit": "records/s", "kind": "rate",

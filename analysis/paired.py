@@ -1,0 +1,99 @@
+"""Paired comparisons: runs of two policies with the same repetition are a pair (they
+share the repetition's seed and so its perturbation), as Alameldeen and Wood compare
+simulations. Per pair the ratio with / without; its geometric mean, a bootstrap
+confidence interval over the pairs, and a paired t-test on the log ratios. Where a
+value is zero (a count that did not move) ratios cannot be logged: the pairs' differences
+are used instead, and the ratio shown is that of the means.
+
+The verdict against a seed: "reproduced" when the whole interval lies on the seed's
+side of no effect, "reversed" when it lies on the other side, "inconclusive (n=..)"
+otherwise; with fewer than two pairs, or pairs that do not differ at all (nothing
+varied between repetitions), nothing can be concluded. A percentile bootstrap over two
+or three pairs has only a handful of distinct resamples and its interval is too
+narrow, so a verdict also needs the paired t-test to agree (p < ALPHA).
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+CONFIDENCE = 0.95
+ALPHA = 0.05
+RESAMPLES = 10_000
+SEED = 20261123  # the bootstrap's own random stream: the same table, the same interval
+
+
+@dataclass(frozen=True)
+class Paired:
+    n: int
+    ratio: float                 # geometric mean of the pair ratios (or ratio of means)
+    low: float                   # the interval, on the ratio scale
+    high: float
+    p_value: float               # paired t-test (log ratios, or differences)
+    by: str                      # "log ratio" or "difference"
+    spread: bool                 # whether the pairs differ at all
+
+    def verdict(self, seed_ratio: float) -> str:
+        """Against a seed's own ratio (with / without)."""
+        if self.n < 2 or not self.spread or math.isnan(self.low):
+            why = "no spread between repetitions" if self.n >= 2 and not self.spread else ""
+            return f"inconclusive (n={self.n}{', ' + why if why else ''})"
+        if not self.p_value < ALPHA:
+            return f"inconclusive (n={self.n}, p={self.p_value:.2g})"
+        seed_lower = seed_ratio < 1
+        if self.high < 1 if seed_lower else self.low > 1:
+            return "reproduced"
+        if self.low > 1 if seed_lower else self.high < 1:
+            return "reversed"
+        return f"inconclusive (n={self.n})"
+
+
+def pairs(with_values: dict, without_values: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Values of the repetitions both sides have, in repetition order."""
+    common = sorted(set(with_values) & set(without_values))
+    return (np.array([with_values[r] for r in common], dtype=float),
+            np.array([without_values[r] for r in common], dtype=float))
+
+
+def _interval(samples: np.ndarray, statistic) -> tuple[float, float]:
+    if len(samples) < 2 or np.all(samples == samples[0]):
+        value = float(statistic(samples))
+        return value, value
+    result = stats.bootstrap((samples,), statistic, confidence_level=CONFIDENCE,
+                             n_resamples=RESAMPLES, method="percentile",
+                             random_state=np.random.default_rng(SEED))
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def _p(samples: np.ndarray) -> float:
+    if len(samples) < 2 or np.all(samples == samples[0]):
+        return math.nan
+    return float(stats.ttest_1samp(samples, 0.0).pvalue)
+
+
+def paired(with_values: dict, without_values: dict) -> Paired:
+    """`with_values`, `without_values`: repetition -> value of one metric."""
+    a, b = pairs(with_values, without_values)
+    n = len(a)
+    if n == 0:
+        return Paired(0, math.nan, math.nan, math.nan, math.nan, "log ratio", False)
+    if np.all(a > 0) and np.all(b > 0):
+        logs = np.log(a / b)
+        low, high = _interval(logs, np.mean)
+        return Paired(n, float(np.exp(logs.mean())), math.exp(low), math.exp(high), _p(logs),
+                      "log ratio", bool(n > 1 and np.ptp(logs) > 0))
+    # A zero somewhere: the mean difference, its interval expressed as a ratio to the
+    # "without" mean (no effect is still 1).
+    differences = a - b
+    base = float(b.mean())
+    low, high = _interval(differences, np.mean)
+    if base > 0:
+        ratio, low, high = float(a.mean()) / base, 1 + low / base, 1 + high / base
+    else:  # nothing without the change: only the sign of the difference means anything
+        ratio = math.inf if a.mean() > 0 else 1.0
+        low, high = (math.inf if low > 0 else (1.0 if low == 0 else -math.inf),
+                     math.inf if high > 0 else (1.0 if high == 0 else -math.inf))
+    return Paired(n, ratio, low, high, _p(differences), "difference",
+                  bool(n > 1 and np.ptp(differences) > 0))
