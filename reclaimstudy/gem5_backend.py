@@ -8,7 +8,6 @@ system profile and gets its job through readfile (configs/gem5/reclaim_fs.py).
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import tempfile

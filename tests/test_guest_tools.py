@@ -1,6 +1,5 @@
 """The guest programs, run natively: m5's argument handling, guestctl's protocol lines."""
 
-import json
 import os
 import subprocess
 from pathlib import Path
