@@ -1,6 +1,5 @@
 """A sweep's time estimate: each run priced from the closest earlier runs of its study."""
 
-
 import pytest
 
 from reclaimstudy import record, runs
