@@ -27,6 +27,7 @@ from reclaimstudy.policies import Policy
 from reclaimstudy.systems import System
 from reclaimstudy.workloads import Workload
 
+
 @dataclass(frozen=True)
 class RunSpec:
     study: str
@@ -52,11 +53,14 @@ def run_identity(spec: RunSpec, artefacts: dict) -> dict:
     return record.run_identity(spec.identity(), artefacts)
 
 
+def _id_of(spec: RunSpec, identity: dict) -> str:
+    return record.run_id(identity, (spec.workload.name, spec.policy.name, spec.system.name,
+                                    f"r{spec.repetition}", spec.backend))
+
+
 def run_id(spec: RunSpec, artefacts: dict) -> str:
     """Readable prefix + hash of the run's identity."""
-    return record.run_id(run_identity(spec, artefacts),
-                         (spec.workload.name, spec.policy.name, spec.system.name,
-                          f"r{spec.repetition}", spec.backend))
+    return _id_of(spec, run_identity(spec, artefacts))
 
 
 def job_text(spec: RunSpec, identifier: str) -> str:
@@ -106,7 +110,7 @@ def execute(spec: RunSpec, backend: Backend, results: Path = RESULTS,
     """
     prepared = prepared or backend.prepare(spec)
     identity = run_identity(spec, prepared.identity)
-    identifier = run_id(spec, prepared.identity)
+    identifier = _id_of(spec, identity)
     directory = record.RunDirectory(study_dir(spec.study, results), identifier)
     job = directory.path / "job.sh"
     job.write_text(job_text(spec, identifier))

@@ -5,7 +5,6 @@ import json
 from pathlib import Path
 
 from reclaimstudy import record as rec
-from reclaimstudy.hashing import json_sha256
 from reclaimstudy.policies import get_policy
 from reclaimstudy.systems import get_system
 
@@ -35,8 +34,8 @@ def make_record(study="smoke", workload="smoke", policy="baseline", system="ci-t
 def finish(record: dict) -> dict:
     """Schema and run id from the record's identity, as runs.execute writes them."""
     record = dict(record, schema=record["identity"]["schema"])
-    name = record["label"].replace("/", "-") + f"-{record['backend']}"
-    record["run_id"] = f"{name}-{json_sha256(record['identity'])[:10]}"
+    parts = (*record["label"].split("/"), record["backend"])
+    record["run_id"] = rec.run_id(record["identity"], parts)
     return record
 
 
