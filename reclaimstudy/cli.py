@@ -21,6 +21,14 @@ def cmd_kernel(args) -> int:
     return 0
 
 
+def cmd_gem5(args) -> int:
+    from reclaimstudy.gem5_build import build_gem5
+    build = build_gem5(args.source, variant=args.variant, jobs=args.jobs)
+    console.print(f"gem5 with gem5-patches/ built: {build.binary}")
+    print(f"export GEM5={build.binary}")
+    return 0
+
+
 def cmd_image(args) -> int:
     from reclaimstudy.image import build_image
     from reclaimstudy.systems import get_system
@@ -38,6 +46,7 @@ def cmd_boot(args) -> int:
 
     system = get_system(args.system)
     gem5 = gem5_backend.find_gem5()
+    gem5_backend.require_disk_model(gem5, system)
     checkpoint = gem5_backend.ensure_checkpoint(gem5, build_kernel(), build_image(system), system)
     print(checkpoint)
     return 0
@@ -169,6 +178,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", "-j", type=int, help="parallel make jobs (default: all cores)")
     p.add_argument("--force", action="store_true", help="rebuild even when a cached build exists")
     p.set_defaults(func=cmd_kernel)
+
+    p = sub.add_parser("gem5", help="build gem5 with gem5-patches/ from a v24.0.0.1 checkout "
+                                     "(or reuse the cached build); prints the GEM5 to export")
+    p.add_argument("--source", type=Path, required=True,
+                   help="a gem5 v24.0.0.1 source checkout (copied, never changed)")
+    p.add_argument("--variant", default="opt", help="opt (default) or fast")
+    p.add_argument("--jobs", "-j", type=int, help="parallel scons jobs (default: all cores)")
+    p.set_defaults(func=cmd_gem5)
 
     p = sub.add_parser("image", help="build (or reuse) the guest's root and swap disks for a system")
     p.add_argument("--system", default="desktop-hdd", help="system profile (configs/systems/NAME.toml)")

@@ -38,9 +38,13 @@ BOOT_SIM_SECONDS = 30.0
 BOOT_HOST_SECONDS = 3600.0
 DEFAULT_TIMEOUT_S = 4 * 3600.0
 MISSING_HINT = (
-    "the gem5 backend needs an X86 build of gem5 v24.0: build gem5's `build/X86/gem5.opt` "
-    "with scons from gem5's source (v24.0.0.1), then `export GEM5=/path/to/gem5.opt`. "
-    "Without gem5, `--backend qemu` runs the same jobs functionally, with no hardware timing.")
+    "the gem5 backend needs an X86 build of gem5 v24.0 with gem5-patches/: "
+    "`./study gem5 --source DIR` builds one from a gem5 v24.0.0.1 checkout and prints the "
+    "`export GEM5=...` to run. Without gem5, `--backend qemu` runs the same jobs "
+    "functionally, with no hardware timing.")
+UNPATCHED_HINT = (
+    "build one with `./study gem5 --source DIR` (DIR: a gem5 v24.0.0.1 checkout; it applies "
+    "gem5-patches/ to a copy and builds it) and export the GEM5 it prints")
 
 
 def gem5_kernel_args(kernel: Kernel, system: System) -> str:
@@ -58,9 +62,20 @@ class Gem5:
     version: str
     sha256: str
     build: dict
+    # The gem5-patches/ series built in (None: a stock gem5).
+    series: str | None = None
 
     def identity(self) -> dict:
-        return {"version": self.version, "sha256": self.sha256}
+        return {"version": self.version, "sha256": self.sha256, "patches": self.series}
+
+
+def require_disk_model(gem5: Gem5, system: System) -> None:
+    """A profile with a request-level disk needs gem5-patches/ in the binary."""
+    if system.disk.timing is not None and gem5.series is None:
+        raise StudyError(
+            f"system {system.name} models its disk per request ([disk.timing] model = "
+            f"{system.disk.timing.model!r}), which needs gem5 built with gem5-patches/, but "
+            f"GEM5={gem5.path} is a stock gem5: {UNPATCHED_HINT}")
 
 
 def _build_info(path: Path) -> dict:
@@ -106,11 +121,12 @@ def find_gem5() -> Gem5:
     if not entry["version"].startswith(EXPECTED_VERSION):
         console.print(f"warning: GEM5 is gem5 {entry['version']}; the study was made with "
                       f"v{EXPECTED_VERSION} (Linux >= 6.8 and other details differ across versions)")
-    return Gem5(path, entry["version"], entry["sha256"], options)
+    return Gem5(path, entry["version"], entry["sha256"], options,
+                entry.get("reclaimstudy_series"))
 
 
 def gem5_params(mode: str, system: System, kernel: Kernel, image: Image, checkpoint: Path,
-                cpu: str, kernel_args: str, job: str | None = None,
+                cpu: str, kernel_args: str, job: str | None = None, disk_seed: int = 1,
                 max_sim_seconds: float = BOOT_SIM_SECONDS,
                 max_host_seconds: float = BOOT_HOST_SECONDS) -> dict:
     """Everything configs/gem5/reclaim_fs.py needs, as plain JSON."""
@@ -118,8 +134,8 @@ def gem5_params(mode: str, system: System, kernel: Kernel, image: Image, checkpo
     return {
         "mode": mode,
         "kernel": str(kernel.vmlinux),
-        "root_disk": str(image.root),
-        "swap_disk": str(image.swap),
+        # Root and swap disks, or one disk holding both ([disk] swap = "partition").
+        "disks": [str(path) for path in image.disks(system.disk.swap)],
         "kernel_args": kernel_args.split(),
         "cpu": cpu,
         "cores": system.cpu.cores,
@@ -128,6 +144,9 @@ def gem5_params(mode: str, system: System, kernel: Kernel, image: Image, checkpo
         "caches": system.caches.model_dump() if run else {"hierarchy": "none"},
         "memory": system.memory.model_dump(),
         "disk_delay_us": system.disk.delay_us,
+        # gem5-patches/' request-level model, seeded (None: gem5's delay per descriptor).
+        "disk_timing": system.disk.timing.model_dump() if system.disk.timing else None,
+        "disk_seed": disk_seed,
         "checkpoint": str(checkpoint),
         "readfile_contents": job,
         "max_sim_seconds": max_sim_seconds,
@@ -164,7 +183,7 @@ def kvm_usable(gem5: Gem5, system: System, kernel: Kernel, image: Image) -> tupl
         probe = cache_dir() / "gem5-kvm-probe"
         shutil.rmtree(probe, ignore_errors=True)
         params = gem5_params("boot", system, kernel, image, probe / "cpt", "kvm",
-                             kernel_cmdline(NAME, gem5_kernel_args(kernel, system)),
+                             kernel_cmdline(NAME, gem5_kernel_args(kernel, system), system.disk.swap),
                              max_sim_seconds=0.5,
                              max_host_seconds=60)
         result = simulate(gem5, params, probe / "out", timeout_s=120)
@@ -177,6 +196,12 @@ def kvm_usable(gem5: Gem5, system: System, kernel: Kernel, image: Image) -> tupl
                      f"gem5's KVM CPU failed here: {first_panic or result['status']}"}
         memo_path.write_text(json.dumps(memo, indent=1) + "\n")
     return memo[key]["usable"], memo[key]["reason"]
+
+
+def disk_seed(repetition: int) -> int:
+    """The disk model's seed: one per repetition, shared by every policy of it, so that
+    policies are compared on the same drive luck and repetitions differ."""
+    return 1 + repetition
 
 
 def checkpoint_key(gem5: Gem5, kernel: Kernel, image: Image, system: System) -> str:
@@ -208,7 +233,7 @@ def _boot_and_checkpoint(gem5: Gem5, kernel: Kernel, image: Image, system: Syste
     shutil.rmtree(work, ignore_errors=True)
     params = gem5_params("boot", system, kernel, image, work / "cpt", cpu,
                          kernel_cmdline(NAME, f"{gem5_kernel_args(kernel, system)} "
-                                              "reclaim.checkpoint=1"))
+                                              "reclaim.checkpoint=1", system.disk.swap))
     console.print(f"gem5: boot + checkpoint {key} ({system.memory_mib} MiB "
                   f"{system.memory.type}, {cpu} CPU)")
     result = simulate(gem5, params, work / "boot", timeout_s=BOOT_HOST_SECONDS + 300)
@@ -236,6 +261,7 @@ class Gem5Backend(Backend):
 
     def prepare(self, spec) -> Prepared:
         gem5 = find_gem5()
+        require_disk_model(gem5, spec.system)
         kernel = build_kernel()
         image = build_image(spec.system)
         checkpoint = ensure_checkpoint(gem5, kernel, image, spec.system)
@@ -258,8 +284,8 @@ class Gem5Backend(Backend):
         system, kernel = spec.system, prepared.parts["kernel"]
         params = gem5_params("run", system, kernel, prepared.parts["image"],
                              prepared.parts["checkpoint"] / "cpt", system.cpu.model,
-                             kernel_cmdline(NAME, gem5_kernel_args(kernel, system)),
-                             job=job.read_text(),
+                             kernel_cmdline(NAME, gem5_kernel_args(kernel, system), system.disk.swap),
+                             job=job.read_text(), disk_seed=disk_seed(spec.repetition),
                              max_sim_seconds=3600.0, max_host_seconds=timeout_s)
         result = simulate(prepared.parts["gem5"], params, run_dir, timeout_s=timeout_s + 300)
         gem5_console = run_dir / self.console_file

@@ -56,6 +56,49 @@ class Image:
     def manifest(self) -> dict:
         return json.loads((self.directory / "manifest.json").read_text())
 
+    @property
+    def partitioned(self) -> Path:
+        return self.directory / "disk.img"
+
+    def disks(self, swap: str) -> list[Path]:
+        """The guest's disks for a profile's swap layout: root and swap as two disks
+        ("device"), or one disk with root and swap partitions ("partition")."""
+        if swap == "device":
+            return [self.root, self.swap]
+        if swap == "partition":
+            if not self.partitioned.is_file():
+                with exclusive(self.directory / "disk.lock", f"partitioned disk {self.partitioned}"):
+                    if not self.partitioned.is_file():
+                        make_partitioned_disk(self.root, self.swap, self.partitioned)
+            return [self.partitioned]
+        raise StudyError(f"unknown swap layout {swap!r}: allowed: device, partition")
+
+
+# Partitions start on 1 MiB boundaries, as fdisk has placed them since 2009 or so.
+PARTITION_ALIGN = 1 << 20
+
+
+def make_partitioned_disk(root: Path, swap: Path, out: Path) -> None:
+    """One disk holding `root` then `swap` as MBR partitions 1 and 2 (types 83, 82):
+    the 2009 desktop's single spindle, swap right after the root filesystem."""
+    hostdeps.require_tool("sfdisk")
+    sectors = [path.stat().st_size // 512 for path in (root, swap)]
+    starts = [PARTITION_ALIGN // 512]
+    starts.append(starts[0] + -(-sectors[0] * 512 // PARTITION_ALIGN) * PARTITION_ALIGN // 512)
+    partial = out.with_name(out.name + ".partial")
+    with open(partial, "wb") as handle:
+        handle.truncate((starts[1] + sectors[1]) * 512)
+    table = (f"label: dos\nstart={starts[0]}, size={sectors[0]}, type=83\n"
+             f"start={starts[1]}, size={sectors[1]}, type=82\n")
+    subprocess.run(["sfdisk", "--quiet", str(partial)], input=table, text=True, check=True,
+                   capture_output=True)
+    with open(partial, "r+b") as disk:
+        for path, start in zip((root, swap), starts):
+            disk.seek(start * 512)
+            with open(path, "rb") as part:
+                shutil.copyfileobj(part, disk, 1 << 20)
+    partial.rename(out)
+
 
 # Files below workloads/ that never reach the guest: documentation and the host-side
 # parsers (analysis runs them on a run's records). Editing them must not change the

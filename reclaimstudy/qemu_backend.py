@@ -46,9 +46,10 @@ class QemuBackend(Backend):
         # no_timer_check: under TCG on a busy host the kernel's boot-time check of the
         # IO-APIC timer can miss its ticks and panic ("IO-APIC + timer doesn't work!").
         boot = qemu.Boot(
-            bzimage=kernel.bzimage, cmdline=kernel_cmdline(self.name, "no_timer_check"),
+            bzimage=kernel.bzimage,
+            cmdline=kernel_cmdline(self.name, "no_timer_check", spec.system.disk.swap),
             memory_mib=spec.system.memory_mib,
-            cpus=spec.system.cpu.cores, disks=[image.root, image.swap],
+            cpus=spec.system.cpu.cores, disks=image.disks(spec.system.disk.swap),
             console_log=run_dir / self.console_file, fw_cfg={JOB_FW_CFG: job},
             timeout_s=timeout_s)
         result = qemu.run(boot, accel=prepared.parts["accel"])

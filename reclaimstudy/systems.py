@@ -8,9 +8,10 @@ values here are the ones configs/gem5/reclaim_fs.py builds (a test checks they a
 
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError,
+                      model_validator)
 
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import CONFIGS
@@ -49,6 +50,26 @@ def _disk_delay(value: float) -> float:
     return float(value)
 
 
+def _positive(value: float) -> float:
+    if value <= 0:
+        raise ValueError("allowed: a number > 0")
+    return value
+
+
+def _fraction(value: float) -> float:
+    if not 0 <= value < 1:
+        raise ValueError("allowed: a number from 0 up to (not including) 1")
+    return value
+
+
+def _non_negative(value: float) -> float:
+    if value < 0:
+        raise ValueError("allowed: a number >= 0")
+    return value
+
+
+Positive = Annotated[float, number(), AfterValidator(_positive)]
+NonNegative = Annotated[float, number(), AfterValidator(_non_negative)]
 Size = Annotated[str, _like(r"^\d+(KiB|MiB)$", "32KiB")]
 Clock = Annotated[str, _like(r"^\d+(\.\d+)?(GHz|MHz)$", "2GHz")]
 
@@ -98,12 +119,68 @@ class DiskCalibration(Part):
     measured_with: str
 
 
+class HddTiming(Part):
+    """A rotating drive, for gem5-patches/' HddTiming: figures from a named drive."""
+    model: Literal["hdd"]
+    drive: str
+    rpm: Annotated[int, whole_number(3600, 15000)]
+    seek_track_to_track_ms: Positive
+    seek_average_ms: Positive
+    seek_full_stroke_ms: Positive
+    media_mb_s: Positive
+    interface_mb_s: Positive
+    read_overhead_ms: NonNegative
+    write_overhead_ms: NonNegative
+    # Sectors of the whole drive: the image sits at its start (0: the image is the stroke).
+    stroke_sectors: Annotated[int, whole_number(0, 1 << 40)]
+    write_cache_mib: Annotated[int, whole_number(0, 1024)]
+
+    @model_validator(mode="after")
+    def seeks_grow(self):
+        if not self.seek_track_to_track_ms < self.seek_average_ms < self.seek_full_stroke_ms:
+            raise ValueError(
+                f"seeks must grow: seek_track_to_track_ms ({self.seek_track_to_track_ms}) < "
+                f"seek_average_ms ({self.seek_average_ms}) < seek_full_stroke_ms "
+                f"({self.seek_full_stroke_ms})")
+        return self
+
+
+class FlashTiming(Part):
+    """A solid-state device, for gem5-patches/' FlashTiming: figures from a named part."""
+    model: Literal["flash"]
+    device: str
+    read_latency_us: Positive
+    write_latency_us: Positive
+    read_mb_s: Positive
+    write_mb_s: Positive
+    interface_mb_s: Positive
+    read_overhead_us: NonNegative = 0.0
+    write_overhead_us: NonNegative = 0.0
+    jitter: Annotated[float, number(), AfterValidator(_fraction)] = 0.0
+
+
+DiskTiming = Annotated[HddTiming | FlashTiming, Field(discriminator="model")]
+# Where the swap area lives: a disk of its own, or a partition after the root
+# filesystem on the same disk (one spindle: paging and file IO share the head).
+SWAP_LAYOUTS = ("device", "partition")
+
+
 class Disk(Part):
     profile: str
-    # IdeDisk.delay, per DMA descriptor; TOML may give it as a whole number.
-    delay_us: Annotated[float, number(), AfterValidator(_disk_delay)]
+    # gem5's own IdeDisk.delay, per DMA descriptor, when there is no `timing`; TOML may
+    # give it as a whole number.
+    delay_us: Annotated[float, number(), AfterValidator(_disk_delay)] | None = None
+    timing: DiskTiming | None = None
+    swap: Annotated[str, one_of(SWAP_LAYOUTS)] = "device"
     swap_mib: Annotated[int, whole_number(16, 65536)]
     calibration: DiskCalibration | None = None
+
+    @model_validator(mode="after")
+    def one_timing(self):
+        if (self.delay_us is None) == (self.timing is None):
+            raise ValueError("give exactly one of delay_us (gem5's fixed delay per DMA "
+                             "descriptor) and [disk.timing] (gem5-patches/' request model)")
+        return self
 
 
 class System(Part):
@@ -143,7 +220,8 @@ class System(Part):
         onto another clock would skew every time the guest measures.
         """
         return {"memory_type": self.memory.type, "memory_mib": self.memory.size_mib,
-                "cores": self.cpu.cores, "clock": self.cpu.clock, "swap_mib": self.disk.swap_mib}
+                "cores": self.cpu.cores, "clock": self.cpu.clock, "swap_mib": self.disk.swap_mib,
+                "swap": self.disk.swap}
 
 
 def parse_system(name: str, table: dict, path: Path) -> System:

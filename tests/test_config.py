@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from reclaimstudy import policies, systems, workloads
+from reclaimstudy import disk_model, policies, systems, workloads
 from reclaimstudy.errors import StudyError
 from reclaimstudy.cli import parse_params
 
@@ -58,8 +58,15 @@ def test_every_system_profile_loads():
         system = systems.get_system(name)
         assert systems.MIN_MEMORY_MIB <= system.memory_mib <= systems.MAX_MEMORY_MIB
     hdd, ssd = systems.get_system("desktop-hdd"), systems.get_system("desktop-ssd")
-    assert hdd.disk.delay_us > ssd.disk.delay_us
-    assert hdd.memory_layout() == ssd.memory_layout()  # one checkpoint serves both
+    assert (hdd.disk.timing.model, ssd.disk.timing.model) == ("hdd", "flash")
+    assert disk_model.random_access_s(hdd.disk.timing, False, 4096, 1 << 17) > \
+        20 * disk_model.random_access_s(ssd.disk.timing, False, 4096)
+    # The hard disk's one spindle holds swap as a partition: its own boot checkpoint.
+    assert (hdd.disk.swap, ssd.disk.swap) == ("partition", "device")
+    assert {k: v for k, v in hdd.memory_layout().items() if k != "swap"} == \
+        {k: v for k, v in ssd.memory_layout().items() if k != "swap"}
+
+
 
 
 def _system_toml(memory="size_mib = 256\ntype = \"DDR3_1600\"", cpu='model = "timing"',
@@ -152,8 +159,8 @@ def test_a_profile_error_names_the_file_section_key_value_and_what_is_allowed(tm
 def test_a_profile_is_composed_of_parts_as_its_file_is():
     system = systems.get_system("desktop-hdd-128")
     assert (system.cpu.model, system.cpu.hz, system.caches.l2) == ("timing", 2_000_000_000, "1MiB")
-    assert (system.memory.type, system.memory.size_mib, system.disk.delay_us) == \
-        ("DDR3_1600", 128, 2000.0)
+    assert (system.memory.type, system.memory.size_mib, system.disk.timing.rpm) == \
+        ("DDR3_1600", 128, 7200)
     faster = system.changed(cpu={"clock": "3GHz"})
     assert faster.cpu.hz == 3_000_000_000 and faster.cpu.model == "timing"
     assert faster.identity() != system.identity()
@@ -192,3 +199,47 @@ def test_a_metric_declaration_is_checked(entry, message):
     from reclaimstudy.metrics import parse_metric
     with pytest.raises(StudyError, match=message):
         parse_metric("m", entry, "meta.toml [metrics.m]")
+
+
+HDD_TIMING = ('[disk.timing]\nmodel = "hdd"\ndrive = "d"\nrpm = 7200\n'
+              'seek_track_to_track_ms = 1.0\nseek_average_ms = 8.5\nseek_full_stroke_ms = 15.2\n'
+              'media_mb_s = 143\ninterface_mb_s = 300\nread_overhead_ms = 0.5\n'
+              'write_overhead_ms = 0.015\nstroke_sectors = 0\nwrite_cache_mib = 0\n')
+FLASH_TIMING = ('[disk.timing]\nmodel = "flash"\ndevice = "d"\nread_latency_us = 75\n'
+                'write_latency_us = 90\nread_mb_s = 270\nwrite_mb_s = 220\ninterface_mb_s = 300\n')
+
+
+def _timed_toml(timing: str) -> str:
+    return _system_toml().replace("delay_us = 2000\n", "") + timing
+
+
+@pytest.mark.parametrize("text, message", [
+    (_timed_toml(HDD_TIMING.replace("seek_average_ms = 8.5", "seek_average_ms = 20")),
+     r"seeks must grow: seek_track_to_track_ms \(1.0\) < seek_average_ms \(20.0\) < "
+     r"seek_full_stroke_ms \(15.2\)"),
+    (_timed_toml(HDD_TIMING.replace("rpm = 7200", "rpm = 100")),
+     r"\[disk.timing.hdd\]: rpm = 100; allowed: integers 3600..15000"),
+    (_timed_toml(HDD_TIMING.replace("media_mb_s = 143", "media_mb_s = 0")),
+     r"media_mb_s = 0; allowed: a number > 0"),
+    (_timed_toml(FLASH_TIMING + "jitter = 1.5\n"),
+     r"jitter = 1.5; allowed: a number from 0 up to \(not including\) 1"),
+    (_timed_toml(FLASH_TIMING.replace('model = "flash"', 'model = "tape"')),
+     r"model"),
+    (_system_toml() + HDD_TIMING, "give exactly one of delay_us"),
+    (_timed_toml(""), "give exactly one of delay_us"),
+    (_timed_toml(HDD_TIMING).replace("swap_mib = 256", 'swap_mib = 256\nswap = "file"'),
+     r"swap = 'file'; allowed: device, partition"),
+])
+def test_bad_disk_timing_is_rejected_naming_the_value(tmp_path, text, message):
+    (tmp_path / "bad.toml").write_text(text)
+    with pytest.raises(StudyError, match=message):
+        systems.get_system("bad", tmp_path)
+
+
+def test_a_disk_timing_model_is_read_with_its_kind(tmp_path):
+    (tmp_path / "hdd.toml").write_text(_timed_toml(HDD_TIMING))
+    (tmp_path / "ssd.toml").write_text(_timed_toml(FLASH_TIMING))
+    hdd, ssd = systems.get_system("hdd", tmp_path), systems.get_system("ssd", tmp_path)
+    assert isinstance(hdd.disk.timing, systems.HddTiming) and hdd.disk.delay_us is None
+    assert isinstance(ssd.disk.timing, systems.FlashTiming) and ssd.disk.timing.jitter == 0.0
+    assert hdd.identity()["disk"]["timing"]["seek_average_ms"] == 8.5

@@ -60,12 +60,27 @@ def test_an_x86_gem5_is_accepted_and_identified(monkeypatch, tmp_path):
 def test_params_give_the_boot_no_caches_and_the_run_the_profile():
     system = get_system("desktop-hdd")
     kernel = type("K", (), {"vmlinux": Path("/k")})()
-    image = type("I", (), {"root": Path("/r"), "swap": Path("/s")})()
+    image = type("I", (), {"disks": lambda self, swap: {"device": [Path("/r"), Path("/s")],
+                                                       "partition": [Path("/d")]}[swap]})()
     boot = gem5_backend.gem5_params("boot", system, kernel, image, Path("/c"), "atomic", "a b")
-    run = gem5_backend.gem5_params("run", system, kernel, image, Path("/c"), "timing", "a b", job="J")
+    run = gem5_backend.gem5_params("run", system, kernel, image, Path("/c"), "timing", "a b",
+                                   job="J", disk_seed=3)
     assert boot["caches"] == {"hierarchy": "none"} and boot["readfile_contents"] is None
     assert run["caches"]["l2"] == "1MiB" and run["readfile_contents"] == "J"
-    assert run["disk_delay_us"] == 2000 and run["memory"] == {"type": "DDR3_1600", "size_mib": 256}
+    assert run["memory"] == {"type": "DDR3_1600", "size_mib": 256}
+    # The hard disk: one spindle with both partitions, timed per request, seeded.
+    assert run["disks"] == ["/d"] and run["disk_delay_us"] is None
+    assert run["disk_timing"]["model"] == "hdd" and run["disk_seed"] == 3
+    ssd = gem5_backend.gem5_params("run", get_system("desktop-ssd"), kernel, image, Path("/c"),
+                                   "timing", "a b", job="J")
+    assert ssd["disks"] == ["/r", "/s"] and ssd["disk_timing"]["read_latency_us"] == 75
+    tiny = gem5_backend.gem5_params("run", get_system("ci-tiny"), kernel, image, Path("/c"),
+                                    "timing", "a b", job="J")
+    assert tiny["disk_timing"] is None and tiny["disk_delay_us"] == 1.0
+
+
+def test_repetitions_seed_the_disk_and_policies_share_a_repetitions_seed():
+    assert len({gem5_backend.disk_seed(r) for r in range(5)}) == 5
 
 
 def test_the_guest_delay_loop_is_set_from_the_cpu_clock_and_the_kernels_hz(tmp_path):

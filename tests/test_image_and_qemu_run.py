@@ -131,3 +131,40 @@ def test_old_images_are_pruned_newest_kept(tmp_path):
     removed = prune_images(tmp_path, keep=2)
     assert sorted(p.name for p in removed) == ["img0", "img1", "img2"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["img3", "img4"]
+
+
+def test_a_partitioned_disk_holds_root_then_swap_on_one_spindle(tiny_image):
+    disk = tiny_image.disks("partition")[0]
+    assert tiny_image.disks("device") == [tiny_image.root, tiny_image.swap]
+    table = json.loads(subprocess.run(["sfdisk", "--json", str(disk)], capture_output=True,
+                                      text=True, check=True).stdout)["partitiontable"]
+    root, swap = table["partitions"]
+    assert (root["type"], swap["type"]) == ("83", "82")
+    assert root["start"] == 2048 and root["size"] * 512 == tiny_image.root.stat().st_size
+    assert swap["start"] >= root["start"] + root["size"] and swap["start"] % 2048 == 0
+    assert swap["size"] * 512 == tiny_image.swap.stat().st_size
+    with open(disk, "rb") as handle, open(tiny_image.root, "rb") as original:
+        handle.seek(root["start"] * 512 + 1024)  # the ext4 superblock, copied in place
+        original.seek(1024)
+        assert handle.read(1024) == original.read(1024)
+        handle.seek(swap["start"] * 512 + 4096 - 10)
+        assert handle.read(10) == b"SWAPSPACE2"
+    assert tiny_image.disks("partition") == [disk]  # made once, then reused
+    with pytest.raises(StudyError, match="unknown swap layout 'file': allowed: device, partition"):
+        tiny_image.disks("file")
+
+
+def test_the_guest_boots_from_a_partition_and_swaps_to_the_next_one(tmp_path):
+    workload = get_workload("smoke")
+    system = get_system("ci-tiny").changed(name="ci-tiny-one-disk", disk={"swap": "partition"})
+    spec = runs.RunSpec(study="test-qemu", system=system, policy=get_policy("baseline"),
+                        workload=workload, arguments=workload.arguments({"read_mib": 4}),
+                        repetition=0, backend="qemu")
+    record = runs.execute(spec, QemuBackend(), results=tmp_path, timeout_s=300)
+    assert record["status"] == "ok", record["reason"]
+    directory = tmp_path / "test-qemu" / record["run_id"]
+    command = json.loads((directory / "run.json").read_text())["backend_info"]["command"]
+    assert command.count("-drive") == 1 and "reclaim.swap=/dev/sda2" in " ".join(command)
+    start = next(json.loads(line) for line in (directory / "events.jsonl").read_text().splitlines()
+                 if '"job_start"' in line)
+    assert start["swaptotal_kib"] == system.disk.swap_mib * 1024 - 4

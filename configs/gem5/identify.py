@@ -5,13 +5,21 @@ gem5 v24.0.0.1's own `-B` fails (m5.defines has no gem5Version), so we ask the
 embedded modules directly.
 """
 
+import importlib
 import json
 
 from m5 import defines
 
 import _m5.core
 
+# gem5-patches/ names itself in the module it adds (absent from a stock gem5).
+try:
+    series = getattr(importlib.import_module("m5.objects.DiskTiming"), "RECLAIMSTUDY_SERIES", None)
+except ImportError:
+    series = None
+
 print("RECLAIM-GEM5-IDENTITY " + json.dumps({
     "version": _m5.core.gem5Version,
+    "reclaimstudy_series": series,
     "options": {key: str(value) for key, value in defines.buildEnv.items()},
 }))

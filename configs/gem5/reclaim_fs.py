@@ -59,12 +59,46 @@ def cache_hierarchy(caches: dict):
     raise ValueError(f"unknown cache hierarchy {kind!r}")
 
 
-def ide_disk(path: str, drive: str, delay_us: float) -> IdeDisk:
+def disk_timing(timing: dict, seed: int):
+    """gem5-patches/' request-level model for a profile's [disk.timing] (per ATA command)."""
+    from m5.objects import FlashTiming, HddTiming  # only in a gem5 built with gem5-patches/
+
+    if timing["model"] == "hdd":
+        return HddTiming(
+            seed=seed, rpm=timing["rpm"],
+            seek_track_to_track=f"{timing['seek_track_to_track_ms']}ms",
+            seek_average=f"{timing['seek_average_ms']}ms",
+            seek_full_stroke=f"{timing['seek_full_stroke_ms']}ms",
+            media_bandwidth=f"{timing['media_mb_s']}MB/s",
+            interface_bandwidth=f"{timing['interface_mb_s']}MB/s",
+            read_overhead=f"{timing['read_overhead_ms']}ms",
+            write_overhead=f"{timing['write_overhead_ms']}ms",
+            stroke_sectors=timing["stroke_sectors"],
+            write_cache=f"{timing['write_cache_mib']}MiB")
+    if timing["model"] == "flash":
+        return FlashTiming(
+            seed=seed, read_latency=f"{timing['read_latency_us']}us",
+            write_latency=f"{timing['write_latency_us']}us",
+            read_bandwidth=f"{timing['read_mb_s']}MB/s",
+            write_bandwidth=f"{timing['write_mb_s']}MB/s",
+            interface_bandwidth=f"{timing['interface_mb_s']}MB/s",
+            read_overhead=f"{timing['read_overhead_us']}us",
+            write_overhead=f"{timing['write_overhead_us']}us", jitter=timing["jitter"])
+    raise ValueError(f"unknown disk timing model {timing['model']!r}")
+
+
+def ide_disk(path: str, drive: str, index: int, params: dict) -> IdeDisk:
     """An IDE disk whose writes stay in gem5 (copy-on-write), so the image is never changed.
 
-    IdeDisk.delay is a fixed latency per DMA descriptor, not a seek model.
+    Timed per ATA command by gem5-patches/' model when the profile has [disk.timing];
+    otherwise by gem5's IdeDisk.delay, a fixed latency per DMA descriptor.
     """
-    disk = IdeDisk(driveID=drive, delay=f"{delay_us}us")
+    if params["disk_timing"]:
+        # Each drive its own random source, all decided by the run's seed.
+        disk = IdeDisk(driveID=drive, timing=disk_timing(params["disk_timing"],
+                                                         2 * params["disk_seed"] + index))
+    else:
+        disk = IdeDisk(driveID=drive, delay=f"{params['disk_delay_us']}us")
     disk.image = CowDiskImage(child=RawDiskImage(read_only=True), read_only=False)
     disk.image.child.image_file = path
     return disk
@@ -80,17 +114,17 @@ def build_board(params: dict) -> X86Board:
     board = X86Board(clk_freq=params["clock"], processor=processor, memory=memory,
                      cache_hierarchy=cache_hierarchy(params["caches"]))
     workload = {"kernel": KernelResource(local_path=params["kernel"]),
-                "disk_image": DiskImageResource(local_path=params["root_disk"]),
+                "disk_image": DiskImageResource(local_path=params["disks"][0]),
                 "kernel_args": params["kernel_args"]}
     if params["mode"] == "run":
         workload["checkpoint"] = Path(params["checkpoint"])
         workload["readfile_contents"] = params["readfile_contents"]
     board.set_kernel_disk_workload(**workload)
-    # Root on /dev/sda, swap on /dev/sdb. The list is assigned whole: appending to the
-    # board's own list does not take.
+    # Root on /dev/sda and swap on /dev/sdb, or both on /dev/sda's partitions. The list
+    # is assigned whole: appending to the board's own list does not take.
     board.pc.south_bridge.ide.disks = [
-        ide_disk(params["root_disk"], "device0", params["disk_delay_us"]),
-        ide_disk(params["swap_disk"], "device1", params["disk_delay_us"]),
+        ide_disk(path, f"device{index}", index, params)
+        for index, path in enumerate(params["disks"])
     ]
     return board
 

@@ -1,12 +1,15 @@
-/* disk-calib: what a disk profile means from inside the guest. 4 KiB random reads
- * with O_DIRECT (latency of one request) and a sequential O_DIRECT read in large
- * blocks (throughput), both straight from the disk, bypassing the page cache.
- * gem5's IdeDisk.delay is a per-descriptor latency, not a seek model, so these two
- * numbers are what a profile is calibrated by. */
+/* disk-calib: what a disk profile means from inside the guest, one phase per IO
+ * pattern: random 4 KiB reads and writes, sequential reads and writes in large
+ * blocks, and the swap-out of anonymous pages. File IO is O_DIRECT (straight to the
+ * disk) and writes add O_DSYNC (each one is on the media when it returns, through a
+ * drive's write-back cache too). The calibration test holds each phase against what
+ * the profile's parameters predict (reclaimstudy/disk_model.py). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,61 +18,113 @@
 #define NAME "disk-calib"
 
 static struct wl_opt opts[] = {
-	{"file", WL_STR, "/usr/share/reclaim/data/disk-calib/calib.bin", 0, 0, "a file on the disk to read"},
+	{"file", WL_STR, "/usr/share/reclaim/data/disk-calib/calib.bin", 0, 0, "a file on the disk to read and overwrite"},
 	{"random-reads", WL_INT, "200", 1, 1000000, "4 KiB random reads"},
 	{"seq-mib", WL_INT, "16", 1, 1 << 20, "MiB read sequentially"},
-	{"seq-block-kib", WL_INT, "1024", 4, 65536, "block size of the sequential reads, KiB"},
+	{"seq-block-kib", WL_INT, "1024", 4, 65536, "block size of the sequential reads and writes, KiB"},
+	{"random-writes", WL_INT, "100", 0, 1000000, "4 KiB random writes (0: none)"},
+	{"seq-write-mib", WL_INT, "16", 0, 1 << 20, "MiB written sequentially (0: none)"},
+	{"swap-out-mib", WL_INT, "32", 0, 1 << 20, "MiB of anonymous memory pushed to swap (0: none)"},
 	{"seed", WL_INT, "1", 0, 1LL << 40, "chooses the random offsets"},
 	{NULL},
 };
+
+static void random_io(const char *phase, int fd, char *buf, long n, size_t pages,
+		      uint64_t *seed, int write)
+{
+	struct guest_record r;
+	guest_phase(phase);
+	double t0 = guest_now(), worst = 0;
+	for (long i = 0; i < n; i++) {
+		off_t off = (off_t)(wl_rand(seed) % pages) * PAGE;
+		double s = guest_now();
+		ssize_t done = write ? pwrite(fd, buf, PAGE, off) : pread(fd, buf, PAGE, off);
+		if (done != (ssize_t)PAGE)
+			guest_fail(NAME, 1, "a 4 KiB O_DIRECT %s failed", write ? "write" : "read");
+		double took = guest_now() - s;
+		worst = took > worst ? took : worst;
+	}
+	double total = guest_now() - t0;
+	guest_record_begin(&r, NAME, phase);
+	guest_record_int(&r, "ops", n);
+	guest_record_num(&r, "mean_latency_s", total / n);
+	guest_record_num(&r, "max_latency_s", worst);
+	guest_record_end(&r);
+}
+
+static void sequential_io(const char *phase, int fd, char *buf, size_t block, size_t bytes,
+			  int write)
+{
+	struct guest_record r;
+	guest_phase(phase);
+	double t0 = guest_now();
+	for (size_t off = 0; off + block <= bytes; off += block) {
+		ssize_t done = write ? pwrite(fd, buf, block, off) : pread(fd, buf, block, off);
+		if (done != (ssize_t)block)
+			guest_fail(NAME, 1, "a sequential O_DIRECT %s failed", write ? "write" : "read");
+	}
+	double took = guest_now() - t0;
+	guest_record_begin(&r, NAME, phase);
+	guest_record_int(&r, "mib", bytes / MIB);
+	guest_record_num(&r, "seconds", took);
+	guest_record_num(&r, "mib_per_s", took > 0 ? bytes / (double)MIB / took : 0);
+	guest_record_end(&r);
+}
+
+/* Touch MemAvailable + `push` of anonymous memory: reclaim must write about `push`
+ * to swap. Timed from the first touch to the last; pswpout says how much went. */
+static void swap_out(size_t push)
+{
+	struct guest_record r;
+	struct wl_vm before, after;
+	size_t bytes = wl_meminfo("MemAvailable") + push;
+	guest_phase("swap-out");
+	char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		guest_fail(NAME, 1, "cannot map %zu MiB", bytes / MIB);
+	wl_vm_read(&before);
+	double t0 = guest_now();
+	wl_dirty_pages(p, bytes, 1);
+	double took = guest_now() - t0;
+	wl_vm_read(&after);
+	guest_record_begin(&r, NAME, "swap-out");
+	guest_record_int(&r, "touched_mib", bytes / MIB);
+	guest_record_num(&r, "seconds", took);
+	guest_record_num(&r, "swapped_mib", (after.pswpout - before.pswpout) * (double)PAGE / MIB);
+	wl_vm_delta(&r, &before, &after);
+	guest_record_end(&r);
+	munmap(p, bytes);
+}
 
 int main(int argc, char **argv)
 {
 	wl_parse(NAME, opts, argc, argv);
 	const char *path = wl_str(opts, "file");
-	int fd = open(path, O_RDONLY | O_DIRECT);
+	int writes = wl_int(opts, "random-writes") || wl_int(opts, "seq-write-mib");
+	int fd = open(path, (writes ? O_RDWR | O_DSYNC : O_RDONLY) | O_DIRECT);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) != 0)
 		guest_fail(NAME, 2, "cannot open '%s' with O_DIRECT", path);
-	size_t block = wl_int(opts, "seq-block-kib") * 1024, seq = wl_int(opts, "seq-mib") * MIB;
-	if ((size_t)st.st_size < seq || (size_t)st.st_size < block)
-		guest_fail(NAME, 2, "'%s' (%lld MiB) is smaller than --seq-mib=%lld", path,
-			   (long long)st.st_size / (long long)MIB, wl_int(opts, "seq-mib"));
+	size_t block = wl_int(opts, "seq-block-kib") * 1024;
+	size_t seq = wl_int(opts, "seq-mib") * MIB, seq_write = wl_int(opts, "seq-write-mib") * MIB;
+	if ((size_t)st.st_size < seq || (size_t)st.st_size < seq_write || (size_t)st.st_size < block)
+		guest_fail(NAME, 2, "'%s' (%lld MiB) is smaller than --seq-mib, --seq-write-mib "
+			   "or a block", path, (long long)st.st_size / (long long)MIB);
 	char *buf;
 	if (posix_memalign((void **)&buf, PAGE, block))
 		guest_fail(NAME, 1, "cannot allocate a buffer");
 	wl_dirty_pages(buf, block, 0);
 	uint64_t seed = wl_int(opts, "seed");
-	long n = wl_int(opts, "random-reads");
 	size_t pages = st.st_size / PAGE;
-	struct guest_record r;
 
-	guest_phase("random");
-	double t0 = guest_now(), worst = 0;
-	for (long i = 0; i < n; i++) {
-		double s = guest_now();
-		if (pread(fd, buf, PAGE, (off_t)(wl_rand(&seed) % pages) * PAGE) != (ssize_t)PAGE)
-			guest_fail(NAME, 1, "a 4 KiB O_DIRECT read of '%s' failed", path);
-		double took = guest_now() - s;
-		worst = took > worst ? took : worst;
-	}
-	double random_s = guest_now() - t0;
-	guest_record_begin(&r, NAME, "random");
-	guest_record_int(&r, "reads", n);
-	guest_record_num(&r, "mean_latency_s", random_s / n);
-	guest_record_num(&r, "max_latency_s", worst);
-	guest_record_end(&r);
-
-	guest_phase("sequential");
-	t0 = guest_now();
-	for (size_t off = 0; off + block <= seq; off += block)
-		if (pread(fd, buf, block, off) != (ssize_t)block)
-			guest_fail(NAME, 1, "a sequential O_DIRECT read of '%s' failed", path);
-	double seq_s = guest_now() - t0;
-	guest_record_begin(&r, NAME, "sequential");
-	guest_record_int(&r, "mib", seq / MIB);
-	guest_record_num(&r, "seconds", seq_s);
-	guest_record_num(&r, "mib_per_s", seq_s > 0 ? seq / (double)MIB / seq_s : 0);
-	guest_record_end(&r);
+	random_io("random", fd, buf, wl_int(opts, "random-reads"), pages, &seed, 0);
+	sequential_io("sequential", fd, buf, block, seq, 0);
+	if (wl_int(opts, "random-writes"))
+		random_io("random-write", fd, buf, wl_int(opts, "random-writes"), pages, &seed, 1);
+	if (seq_write)
+		sequential_io("sequential-write", fd, buf, block, seq_write, 1);
+	close(fd);
+	if (wl_int(opts, "swap-out-mib"))
+		swap_out(wl_int(opts, "swap-out-mib") * MIB);
 	return 0;
 }

@@ -81,19 +81,23 @@ long long wl_int(const struct wl_opt *opts, const char *name) { return find(opts
 double wl_num(const struct wl_opt *opts, const char *name) { return find(opts, name)->d; }
 const char *wl_str(const struct wl_opt *opts, const char *name) { return find(opts, name)->s; }
 
-size_t wl_memtotal(void)
+size_t wl_meminfo(const char *key)
 {
-	char line[256];
-	size_t kib = 0;
+	char line[256], name[64];
+	size_t kib = 0, value;
 	FILE *f = fopen("/proc/meminfo", "r");
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemTotal: %zu kB", &kib) == 1)
+		if (sscanf(line, "%63[^:]: %zu kB", name, &value) == 2 && !strcmp(name, key)) {
+			kib = value;
 			break;
+		}
 	fclose(f);
 	return kib * 1024;
 }
+
+size_t wl_memtotal(void) { return wl_meminfo("MemTotal"); }
 
 size_t wl_size(long long mib, double fraction)
 {

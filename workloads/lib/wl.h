@@ -33,7 +33,8 @@ long long wl_int(const struct wl_opt *opts, const char *name);
 double wl_num(const struct wl_opt *opts, const char *name);
 const char *wl_str(const struct wl_opt *opts, const char *name);
 
-/* MemTotal in bytes (from /proc/meminfo). */
+/* A /proc/meminfo line's value in bytes (0 if absent), and MemTotal's. */
+size_t wl_meminfo(const char *key);
 size_t wl_memtotal(void);
 /* `mib` MiB when > 0, else `fraction` of MemTotal; rounded to whole pages. */
 size_t wl_size(long long mib, double fraction);

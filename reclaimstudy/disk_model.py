@@ -1,0 +1,93 @@
+"""What a profile's [disk.timing] predicts for the guest's IO patterns, from its
+parameters alone: the same arithmetic as gem5-patches/' HddTiming and FlashTiming
+(src/dev/storage/disk_timing.cc), in expectation. The calibration test holds what
+the guest measures on gem5 against these numbers.
+"""
+
+import math
+
+from scipy import integrate
+
+from reclaimstudy.systems import FlashTiming, HddTiming
+
+SECTOR = 512
+# gem5's IdeDisk speaks 28-bit ATA: one command moves at most 256 sectors.
+MAX_COMMAND_BYTES = 256 * SECTOR
+MB = 1e6
+
+
+def rotation_s(hdd: HddTiming) -> float:
+    return 60.0 / hdd.rpm
+
+
+def seek_exponent(hdd: HddTiming) -> float:
+    """e in seek(x) = t2t + (full - t2t) x^e: for x the distance between two uniform
+    positions, E[x^e] = 2 / ((e+1)(e+2)), and e makes that mean the datasheet average."""
+    ratio = ((hdd.seek_average_ms - hdd.seek_track_to_track_ms)
+             / (hdd.seek_full_stroke_ms - hdd.seek_track_to_track_ms))
+    return (-3.0 + math.sqrt(1.0 + 8.0 / ratio)) / 2.0
+
+
+def seek_s(hdd: HddTiming, fraction: float) -> float:
+    """Seek time over a distance given as a fraction of the full stroke."""
+    fraction = min(max(fraction, 0.0), 1.0)
+    span = hdd.seek_full_stroke_ms - hdd.seek_track_to_track_ms
+    return (hdd.seek_track_to_track_ms + span * fraction ** seek_exponent(hdd)) / 1e3
+
+
+def track_sectors(hdd: HddTiming) -> int:
+    """Sectors passing under the head in one rotation: closer than this, no seek."""
+    return max(1, int(rotation_s(hdd) * hdd.media_mb_s * MB / SECTOR))
+
+
+def stroke(hdd: HddTiming, image_sectors: int) -> int:
+    return hdd.stroke_sectors or image_sectors
+
+
+def mean_seek_s(hdd: HddTiming, span_sectors: int, image_sectors: int) -> float:
+    """Mean seek between two uniform positions inside a region of `span_sectors`: the
+    distance d has density 2(L - d)/L^2, and distances under a track need no seek."""
+    length, near, full = float(span_sectors), track_sectors(hdd), stroke(hdd, image_sectors)
+    if length <= near:
+        return 0.0
+    value, _ = integrate.quad(
+        lambda d: seek_s(hdd, d / full) * 2.0 * (length - d) / length ** 2, near, length,
+        limit=200)
+    return value
+
+
+def random_access_s(timing, write: bool, size: int, span_sectors: int = 0,
+                    image_sectors: int = 0) -> float:
+    """Mean time of one command at a random place in a region (a durable write: on
+    the media, as after a cache flush)."""
+    if isinstance(timing, HddTiming):
+        overhead = timing.write_overhead_ms if write else timing.read_overhead_ms
+        return (overhead / 1e3 + mean_seek_s(timing, span_sectors, image_sectors)
+                + rotation_s(timing) / 2 + size / (timing.media_mb_s * MB))
+    return flash_command_s(timing, write, size)
+
+
+def flash_command_s(flash: FlashTiming, write: bool, size: int) -> float:
+    if write:
+        return (flash.write_overhead_us + flash.write_latency_us) / 1e6 + size / (
+            flash.write_mb_s * MB)
+    return (flash.read_overhead_us + flash.read_latency_us) / 1e6 + size / (flash.read_mb_s * MB)
+
+
+def sequential_mb_s(timing, write: bool) -> float:
+    """Throughput of back-to-back commands of the largest size, in MB/s: a drive
+    streams on at its media rate; a flash device pays its latency per command."""
+    if isinstance(timing, HddTiming):
+        return min(timing.media_mb_s, timing.interface_mb_s)
+    return MAX_COMMAND_BYTES / flash_command_s(timing, write, MAX_COMMAND_BYTES) / MB
+
+
+def writes_s(timing, commands: int, size: int) -> float:
+    """Time for `commands` sequential writes moving `size` bytes in all, on the media
+    (the swap-out prediction, given the commands the kernel issued)."""
+    if isinstance(timing, HddTiming):
+        # A write-back cache takes each command while the media works on earlier ones.
+        overhead = 0.0 if timing.write_cache_mib else commands * timing.write_overhead_ms / 1e3
+        return overhead + size / (timing.media_mb_s * MB)
+    return (commands * (timing.write_overhead_us + timing.write_latency_us) / 1e6
+            + size / (timing.write_mb_s * MB))

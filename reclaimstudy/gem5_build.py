@@ -1,0 +1,237 @@
+"""Build gem5 with our patch series (`gem5-patches/`) from a checkout the user gives.
+
+    ./study gem5 --source DIR [--variant opt|fast] [--jobs N]
+
+The checkout must be gem5 v24.0.0.1 (the version the series is made against). It is
+copied into the cache (the user's tree is never changed), patched, and built there
+with scons; the result is cached under a key made of the source's content, the
+patches and the variant, so an unchanged build is never redone. A build that dies
+is resumed by running the command again: scons rebuilds only what is missing.
+"""
+
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from reclaimstudy import hostdeps
+from reclaimstudy.errors import StudyError
+from reclaimstudy.hashing import file_sha256, json_sha256
+from reclaimstudy.locks import exclusive
+from reclaimstudy.paths import GEM5_PATCHES, cache_dir
+from reclaimstudy.progress import console, run_logged
+
+SERIES = GEM5_PATCHES / "series"
+VARIANTS = ("opt", "fast")
+# Host tools the build runs (their packages: packaging/host-tools.txt).
+BUILD_TOOLS = ("patch", "scons", "g++", "m4", "/usr/bin/python3-config")
+# gem5 embeds Python; Debian's, whatever `python3` comes first on PATH.
+PYTHON = "/usr/bin/python3"
+# Objects an X86 build compiles, for the progress bar until a build has run here.
+DEFAULT_STEPS = 1900
+# Bump when the way gem5 is built changes, so old cache entries are not reused.
+BUILD_RECIPE = 1
+# Not part of the source: scons' outputs, version control, Python caches.
+SKIPPED = {"build", ".git", "__pycache__", ".sconsign.dblite", ".sconf_temp"}
+PREPARED = ".reclaimstudy-prepared"
+
+
+@dataclass(frozen=True)
+class Series:
+    version: str
+    patches: tuple[Path, ...]
+
+
+def read_series(path: Path = SERIES) -> Series:
+    """Patch names in order, and the `# made-against: gem5 VERSION` line."""
+    version = None
+    patches = []
+    for number, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.strip()
+        if match := re.match(r"#\s*made-against:\s*gem5\s+v?(\S+)\s*$", line):
+            version = match[1]
+        elif line and not line.startswith("#"):
+            patch = path.parent / line
+            if not patch.is_file():
+                raise StudyError(f"{path}:{number}: patch '{line}' does not exist in {path.parent}")
+            patches.append(patch)
+    if version is None:
+        raise StudyError(f"{path}: no '# made-against: gem5 VERSION' line")
+    return Series(version, tuple(patches))
+
+
+def source_version(source: Path) -> str:
+    """gem5's own version string, from src/base/version.cc."""
+    version_file = source / "src" / "base" / "version.cc"
+    if not version_file.is_file():
+        raise StudyError(f"{source} is not a gem5 source checkout (no src/base/version.cc)")
+    match = re.search(r'gem5Version\s*=\s*"([^"]+)"', version_file.read_text())
+    if not match:
+        raise StudyError(f"{version_file}: no gem5Version string")
+    return match[1]
+
+
+def source_commit(source: Path) -> str | None:
+    """The checked-out commit, read from .git without running git (None if unknown)."""
+    git = source / ".git"
+    try:
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref: "):
+            return head
+        ref = head[5:]
+        if (git / ref).is_file():
+            return (git / ref).read_text().strip()
+        for line in (git / "packed-refs").read_text().splitlines():
+            if line.endswith(" " + ref):
+                return line.split()[0]
+    except OSError:
+        pass
+    return None
+
+
+def source_files(source: Path) -> list[Path]:
+    """Every file of the checkout, relative, in a stable order."""
+    files = []
+    for root, dirs, names in os.walk(source):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED)
+        files += [Path(root, n).relative_to(source) for n in sorted(names) if n not in SKIPPED]
+    return files
+
+
+def source_digest(source: Path, files: list[Path]) -> str:
+    """Content hash of the checkout: a dirty tree is a different source."""
+    listing = [[str(f), "link:" + os.readlink(source / f) if (source / f).is_symlink()
+                else file_sha256(source / f)] for f in files]
+    return json_sha256(listing)
+
+
+def check_version(source: Path, series: Series) -> str:
+    version = source_version(source)
+    if version != series.version:
+        raise StudyError(
+            f"{source} is gem5 {version}, but gem5-patches/ is made against gem5 "
+            f"{series.version}: check out that release (its tag is v{series.version}) "
+            f"and give that checkout")
+    return version
+
+
+def build_inputs(source: Path, variant: str) -> dict:
+    """Everything that determines the built binary, by content."""
+    if variant not in VARIANTS:
+        raise StudyError(f"unknown gem5 variant {variant!r}: choose one of {', '.join(VARIANTS)}")
+    series = read_series()
+    version = check_version(source, series)
+    return {
+        "gem5_version": version,
+        "source_commit": source_commit(source),
+        "source_sha256": source_digest(source, source_files(source)),
+        "patches": [{"name": p.name, "sha256": file_sha256(p)} for p in series.patches],
+        "variant": variant,
+        "recipe": BUILD_RECIPE,
+    }
+
+
+def apply_series(tree: Path, series: Series) -> None:
+    """Apply every patch with `patch -p1`; on failure say which one."""
+    for patch in series.patches:
+        result = subprocess.run(
+            ["patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch", "-i", str(patch)],
+            cwd=tree, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise StudyError(f"gem5 patch {patch.name} does not apply to gem5 {series.version} "
+                             f"in {tree}:\n{result.stdout}{result.stderr}".rstrip())
+
+
+def copy_source(source: Path, files: list[Path], tree: Path) -> None:
+    for relative in files:
+        target = tree / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source / relative, target, follow_symlinks=False)
+
+
+def _expected_steps(builds_dir: Path) -> int:
+    counts = [json.loads(m.read_text()).get("compile_steps", 0)
+              for m in builds_dir.glob("*/manifest.json")]
+    return max(counts, default=0) or DEFAULT_STEPS
+
+
+@dataclass(frozen=True)
+class Gem5Build:
+    directory: Path
+
+    @property
+    def manifest(self) -> dict:
+        return json.loads((self.directory / "manifest.json").read_text())
+
+    @property
+    def binary(self) -> Path:
+        return self.directory / "source" / "build" / "X86" / f"gem5.{self.manifest['variant']}"
+
+
+def build_gem5(source: Path, variant: str = "opt", jobs: int | None = None) -> Gem5Build:
+    """The cached patched build of `source`, building (or resuming) it first if needed."""
+    source = source.resolve()
+    if not source.is_dir():
+        raise StudyError(f"--source {source}: no such directory")
+    for tool in BUILD_TOOLS:
+        hostdeps.require_tool(tool)
+    console.print(f"gem5: hashing the source in {source}")
+    inputs = build_inputs(source, variant)
+    key = json_sha256(inputs)[:16]
+    builds_dir = cache_dir() / "gem5"
+    work = builds_dir / key
+    if (work / "manifest.json").is_file():
+        console.print(f"gem5 {key}: cached in {work}")
+        return Gem5Build(work)
+    with exclusive(builds_dir / f"{key}.lock", f"gem5 build {key}"):
+        if (work / "manifest.json").is_file():
+            return Gem5Build(work)  # built by the process we waited for
+        return _build(source, inputs, key, work, jobs)
+
+
+def _build(source: Path, inputs: dict, key: str, work: Path, jobs: int | None) -> Gem5Build:
+    jobs = jobs or os.cpu_count() or 1
+    tree = work / "source"
+    started = time.monotonic()
+    if not (work / PREPARED).is_file():
+        shutil.rmtree(work, ignore_errors=True)
+        console.print(f"gem5 {key}: copying {source} and applying "
+                      f"{len(inputs['patches'])} patches")
+        copy_source(source, source_files(source), tree)
+        apply_series(tree, read_series())
+        (work / PREPARED).write_text(json.dumps(inputs, indent=1) + "\n")
+    else:
+        console.print(f"gem5 {key}: resuming the build in {work}")
+    target = f"build/X86/gem5.{inputs['variant']}"
+    console.print(f"gem5 {key}: scons {target} with {jobs} jobs (log in {work}/build.log; "
+                  f"a first build takes about 1.5 hours on 2 cores)")
+    steps = run_logged(
+        [PYTHON, shutil.which("scons"), target, f"-j{jobs}",
+         "PYTHON_CONFIG=/usr/bin/python3-config"],
+        cwd=tree, log_path=work / "build.log", label="gem5 build",
+        step_pattern=r"^\s*\[\s*(CXX|SHCXX|CC)\]", expected_steps=_expected_steps(work.parent))
+    log = (work / "build.log").read_text(errors="replace")
+    binary = tree / target
+    manifest = dict(inputs)
+    manifest.update({
+        "key": key,
+        "source": str(source),
+        "binary_sha256": file_sha256(binary),
+        "tcmalloc": bool(re.search(
+            r"Checking for C library tcmalloc(_minimal)?\.\.\. (\(cached\) )?yes", log)),
+        "build_seconds": round(time.monotonic() - started, 1),
+        "build_jobs": jobs,
+        "compile_steps": steps,
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "host": platform.node(),
+        "compiler": subprocess.run(["g++", "--version"], capture_output=True,
+                                   text=True).stdout.splitlines()[0],
+    })
+    # Written last: a build that dies half-way never looks complete.
+    (work / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    return Gem5Build(work)

@@ -1,0 +1,106 @@
+"""`./study gem5 --source DIR`: gem5-patches/ against a gem5 checkout, the version
+check, the cache key and the refusal of an unpatched gem5 for a modelled disk."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from reclaimstudy import gem5_backend, gem5_build
+from reclaimstudy.errors import StudyError
+from reclaimstudy.systems import get_system
+
+SOURCE = os.environ.get("GEM5_SOURCE")
+needs_source = pytest.mark.skipif(
+    not SOURCE, reason="GEM5_SOURCE is not set (a gem5 v24.0.0.1 source checkout)")
+
+
+def fake_checkout(root: Path, version: str = "24.0.0.1") -> Path:
+    (root / "src" / "base").mkdir(parents=True)
+    (root / "src" / "base" / "version.cc").write_text(
+        f'namespace gem5 {{\nconst char *gem5Version = "{version}";\n}}\n')
+    (root / "SConstruct").write_text("# gem5\n")
+    (root / "build" / "X86").mkdir(parents=True)
+    (root / "build" / "X86" / "gem5.opt").write_text("built")
+    return root
+
+
+def test_the_series_names_its_gem5_release_and_its_patches_exist():
+    series = gem5_build.read_series()
+    assert series.version == "24.0.0.1"
+    assert series.patches and all(p.is_file() for p in series.patches)
+
+
+def test_another_gem5_version_is_refused_naming_both(tmp_path):
+    source = fake_checkout(tmp_path / "gem5", "23.1.0.0")
+    with pytest.raises(StudyError, match=r"is gem5 23.1.0.0, but gem5-patches/ is made against "
+                                         r"gem5 24.0.0.1: check out .*v24.0.0.1"):
+        gem5_build.build_inputs(source, "opt")
+
+
+def test_not_a_gem5_tree_and_an_unknown_variant_are_clear_errors(tmp_path):
+    with pytest.raises(StudyError, match="not a gem5 source checkout"):
+        gem5_build.source_version(tmp_path)
+    with pytest.raises(StudyError, match="unknown gem5 variant 'debug': choose one of opt, fast"):
+        gem5_build.build_inputs(fake_checkout(tmp_path / "gem5"), "debug")
+
+
+def test_the_cache_key_follows_the_source_content_not_its_build_outputs(tmp_path):
+    source = fake_checkout(tmp_path / "gem5")
+    first = gem5_build.build_inputs(source, "opt")
+    (source / "build" / "X86" / "gem5.opt").write_text("rebuilt")
+    assert gem5_build.build_inputs(source, "opt") == first
+    (source / "SConstruct").write_text("# gem5, edited\n")
+    assert gem5_build.build_inputs(source, "opt")["source_sha256"] != first["source_sha256"]
+    assert gem5_build.build_inputs(source, "fast")["variant"] == "fast"
+
+
+def test_the_commit_is_read_from_git_files(tmp_path):
+    git = tmp_path / ".git"
+    (git / "refs" / "heads").mkdir(parents=True)
+    (git / "HEAD").write_text("ref: refs/heads/stable\n")
+    (git / "packed-refs").write_text("# pack-refs\n" + "ab" * 20 + " refs/heads/stable\n")
+    assert gem5_build.source_commit(tmp_path) == "ab" * 20
+    (git / "refs" / "heads" / "stable").write_text("cd" * 20 + "\n")
+    assert gem5_build.source_commit(tmp_path) == "cd" * 20
+    assert gem5_build.source_commit(tmp_path / "nowhere") is None
+
+
+def test_a_finished_build_is_reused_without_building(tmp_path, monkeypatch):
+    monkeypatch.setenv("RECLAIMSTUDY_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(gem5_build, "_build", lambda *a: pytest.fail("rebuilt a cached build"))
+    source = fake_checkout(tmp_path / "gem5")
+    inputs = gem5_build.build_inputs(source, "opt")
+    work = tmp_path / "cache" / "gem5" / gem5_build.json_sha256(inputs)[:16]
+    work.mkdir(parents=True)
+    (work / "manifest.json").write_text('{"variant": "opt"}')
+    build = gem5_build.build_gem5(source)
+    assert build.binary == work / "source" / "build" / "X86" / "gem5.opt"
+
+
+def test_a_modelled_disk_refuses_a_stock_gem5_saying_how_to_build_one():
+    stock = gem5_backend.Gem5(Path("/opt/gem5.opt"), "24.0.0.1", "0" * 64, {}, None)
+    patched = gem5_backend.Gem5(Path("/opt/gem5.opt"), "24.0.0.1", "0" * 64, {}, "disk-timing-1")
+    with pytest.raises(StudyError, match=r"desktop-hdd-128 models its disk per request .* "
+                                         r"stock gem5: build one with `./study gem5 --source DIR`"):
+        gem5_backend.require_disk_model(stock, get_system("desktop-hdd-128"))
+    gem5_backend.require_disk_model(patched, get_system("desktop-hdd-128"))
+    gem5_backend.require_disk_model(stock, get_system("ci-tiny"))  # gem5's own delay
+
+
+@needs_source
+def test_the_series_applies_to_the_given_gem5_checkout(tmp_path):
+    source = Path(SOURCE)
+    series = gem5_build.read_series()
+    assert gem5_build.source_version(source) == series.version
+    tree = tmp_path / "tree"
+    for patch in series.patches:  # only the files the series touches
+        for line in patch.read_text().splitlines():
+            if line.startswith("--- a/"):
+                target = tree / line[6:]
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source / line[6:], target)
+    gem5_build.apply_series(tree, series)
+    assert "HddTiming" in (tree / "src/dev/storage/DiskTiming.py").read_text()
+    assert "descriptorDelay" in (tree / "src/dev/storage/ide_disk.cc").read_text()
