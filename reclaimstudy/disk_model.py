@@ -91,3 +91,25 @@ def writes_s(timing, commands: int, size: int) -> float:
         return overhead + size / (timing.media_mb_s * MB)
     return (commands * (timing.write_overhead_us + timing.write_latency_us) / 1e6
             + size / (timing.write_mb_s * MB))
+
+
+MIB = 1 << 20
+
+
+def predicted_calibration(timing, file_sectors: int, image_sectors: int = 0,
+                          swap_commands: int = 0, swap_bytes: int = 0) -> dict[str, float]:
+    """What disk-calib's metrics should be on a disk with these parameters: random 4 KiB
+    commands within its file of `file_sectors`, streams of the largest commands, and
+    (given the write commands the swap-out phase issued and the bytes they moved) the
+    swap-out time per MiB. The guest's own time per request is not in it."""
+    out = {
+        "random_4k_latency_s": random_access_s(timing, False, 4096, file_sectors, image_sectors),
+        "sequential_mib_s": sequential_mb_s(timing, False) * MB / MIB,
+        "random_4k_write_latency_s": random_access_s(timing, True, 4096, file_sectors,
+                                                     image_sectors),
+        "sequential_write_mib_s": sequential_mb_s(timing, True) * MB / MIB,
+    }
+    if swap_commands and swap_bytes:
+        out["swap_out_s_per_mib"] = writes_s(timing, swap_commands, swap_bytes) / (
+            swap_bytes / MIB)
+    return out

@@ -1,0 +1,72 @@
+"""gem5-patches/' disk model on gem5: what the guest measures lands where the profile's
+parameters say, and the run's seed (and only it) moves the drive's rotational luck.
+These need GEM5 set to a gem5 built by `./study gem5 --source DIR`, and are skipped,
+saying so, otherwise (each profile boots once and runs for minutes)."""
+
+import os
+
+import pytest
+
+from analysis.disk_calibration import calibration
+from analysis.gem5stats import select_values
+from analysis.records import read_events
+from reclaimstudy import gem5_backend, runs
+from reclaimstudy.errors import StudyError
+from reclaimstudy.policies import get_policy
+from reclaimstudy.systems import get_system
+from reclaimstudy.workloads import get_workload
+
+
+def _patched_gem5_reason() -> str | None:
+    if not os.environ.get("GEM5"):
+        return "GEM5 is not set: these tests need gem5 built with gem5-patches/ (./study gem5)"
+    try:
+        if gem5_backend.find_gem5().series is None:
+            return "GEM5 is a stock gem5: these tests need gem5-patches/ (./study gem5 --source)"
+    except StudyError as error:
+        return str(error)
+    return None
+
+
+pytestmark = pytest.mark.skipif(_patched_gem5_reason() is not None,
+                                reason=_patched_gem5_reason() or "")
+TOLERANCE = 0.15
+
+
+def run_disk_calib(system_name: str, results, repetition: int = 0, **arguments):
+    workload = get_workload("disk-calib")
+    spec = runs.RunSpec("gem5-disk", get_system(system_name), get_policy("baseline"), workload,
+                        workload.arguments(arguments), repetition, "gem5")
+    record = runs.execute(spec, gem5_backend.Gem5Backend(), results=results, timeout_s=3600)
+    assert record["status"] == "ok", record["reason"]
+    return results / "gem5-disk" / record["run_id"]
+
+
+@pytest.mark.parametrize("system_name", ["desktop-hdd-128", "desktop-ssd-128", "mobile-lpddr"])
+def test_disk_calib_lands_within_15_percent_of_the_profiles_prediction(system_name, tmp_path):
+    rows = calibration(run_disk_calib(system_name, tmp_path))
+    assert {r["metric"] for r in rows} == {
+        "random_4k_latency_s", "sequential_mib_s", "random_4k_write_latency_s",
+        "sequential_write_mib_s", "swap_out_s_per_mib"}
+    off = [r for r in rows if abs(r["error"]) > TOLERANCE]
+    assert not off, off
+
+
+SMALL = {"random_reads": 60, "seq_mib": 1, "random_writes": 20, "seq_write_mib": 1,
+         "swap_out_mib": 0}
+ROTATION = r"ide\.disks\d*\.timing\.(rotationTicks|seekTicks)$"
+
+
+def test_the_runs_seed_decides_the_drives_luck_and_nothing_else_does(tmp_path):
+    first = run_disk_calib("desktop-hdd-128", tmp_path / "a", 0, **SMALL)
+    again = run_disk_calib("desktop-hdd-128", tmp_path / "b", 0, **SMALL)
+    other = run_disk_calib("desktop-hdd-128", tmp_path / "c", 1, **SMALL)
+
+    def measured(directory):
+        return ([(r["kind"], r.get("mean_latency_s")) for r in read_events(directory)
+                 if r["event"] == "record"],
+                select_values(directory / "stats.txt", [ROTATION]))
+    assert measured(first) == measured(again)
+    records, stats = measured(first)
+    other_records, other_stats = measured(other)
+    assert records != other_records and stats[0] != other_stats[0]
