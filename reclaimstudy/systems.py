@@ -195,8 +195,16 @@ class System(Part):
     def identity(self) -> dict:
         """Everything about the system that can change a result (not its description,
         file or the disk's measured calibration)."""
-        return self.model_dump(mode="json", exclude={"description": True, "path": True,
+        data = self.model_dump(mode="json", exclude={"description": True, "path": True,
                                                      "disk": {"calibration"}})
+        # Keys that came with the request-level disk model are left out at their
+        # defaults, so a system described the same way keeps the identity it had.
+        disk = data["disk"]
+        if disk["timing"] is None:
+            del disk["timing"]
+        if disk["swap"] == "device":
+            del disk["swap"]
+        return data
 
     def changed(self, **parts) -> "System":
         """A copy with some keys of its parts replaced, checked again: e.g.

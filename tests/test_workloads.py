@@ -62,7 +62,9 @@ def tiny_args(name, data, tmp_path):
         "lazyfree": ["--threads=1,2", "--records=20", "--chunks=8", "--chunk-kib=64"],
         "make-grep": [f"--data-dir={data}/make-grep", f"--out-dir={tmp_path}/objs",
                       "--make-passes=1"],
-        "disk-calib": [f"--file={data}/file.bin", "--random-reads=20", "--seq-mib=4"],
+        # No swap-out on the host: it would fill the host's memory.
+        "disk-calib": [f"--file={data}/file.bin", "--random-reads=20", "--seq-mib=4",
+                       "--random-writes=5", "--seq-write-mib=1", "--swap-out-mib=0"],
     }[name]
 
 
