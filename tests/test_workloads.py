@@ -89,8 +89,9 @@ def test_native_tiny_run_gives_records_its_parser_reads(programs, data, tmp_path
 
 def test_thrash_reports_each_round(programs, data, tmp_path):
     out = native(programs, "thrash", *tiny_args("thrash", data, tmp_path)).stdout
-    rounds = [m for m in workload_metrics("thrash", parse_console(out).events) if m.metric == "round_s"]
-    assert [m.index for m in rounds] == [0, 1, 2]
+    metrics = workload_metrics("thrash", parse_console(out).events)
+    for name in ("round_s", "round_pgmajfault", "round_refault_file"):
+        assert [m.index for m in metrics if m.metric == name] == [0, 1, 2], name
 
 
 def test_lazyfree_reuses_madv_free_pages_where_dontneed_faults_them_again(programs):

@@ -9,6 +9,11 @@ def metrics(events):
     records = with_phases(events)
     rounds = [r for r in records if r["kind"] == "round"]
     out = [Metric("round_s", r["seconds"], phase="access", index=r["round"]) for r in rounds]
+    # Per round, whether the file came from disk: seed 001's control is read round by round.
+    out += [Metric("round_pgmajfault", r["d_pgmajfault"], phase="access", index=r["round"])
+            for r in rounds]
+    out += [Metric("round_refault_file", r["d_refault_file"], phase="access", index=r["round"])
+            for r in rounds]
     if rounds:
         late = rounds[len(rounds) // 2:]
         out += [
