@@ -14,6 +14,7 @@ SECTOR = 512
 # gem5's IdeDisk speaks 28-bit ATA: one command moves at most 256 sectors.
 MAX_COMMAND_BYTES = 256 * SECTOR
 MB = 1e6
+MIB = 1 << 20
 
 
 def rotation_s(hdd: HddTiming) -> float:
@@ -83,17 +84,22 @@ def sequential_mb_s(timing, write: bool) -> float:
 
 
 def writes_s(timing, commands: int, size: int) -> float:
-    """Time for `commands` sequential writes moving `size` bytes in all, on the media
-    (the swap-out prediction, given the commands the kernel issued)."""
+    """Time for `commands` back-to-back sequential writes moving `size` bytes in all, as
+    the host sees them complete (the swap-out prediction, given the commands the kernel
+    issued). A drive's write-back cache, empty at first, takes writes at the host link
+    rate while the media drains it; once it is full, writes go at the media rate."""
     if isinstance(timing, HddTiming):
-        # A write-back cache takes each command while the media works on earlier ones.
-        overhead = 0.0 if timing.write_cache_mib else commands * timing.write_overhead_ms / 1e3
-        return overhead + size / (timing.media_mb_s * MB)
+        link, media = timing.interface_mb_s * MB, timing.media_mb_s * MB
+        overhead = commands * timing.write_overhead_ms / 1e3
+        cache = timing.write_cache_mib * MIB
+        if cache == 0 or link <= media:
+            return overhead + size / media
+        fills_at = cache / (link - media)  # when the cache is full
+        if size <= link * fills_at:
+            return overhead + size / link
+        return overhead + fills_at + (size - link * fills_at) / media
     return (commands * (timing.write_overhead_us + timing.write_latency_us) / 1e6
             + size / (timing.write_mb_s * MB))
-
-
-MIB = 1 << 20
 
 
 def predicted_calibration(timing, file_sectors: int, image_sectors: int = 0,

@@ -61,8 +61,14 @@ def test_flash_pays_latency_per_command_and_streams_at_its_rate():
     assert disk_model.sequential_mb_s(HDD, False) == HDD.media_mb_s
 
 
-def test_a_write_back_cache_hides_the_command_overhead_of_streamed_writes():
+def test_a_write_back_cache_takes_writes_at_the_link_rate_until_it_is_full():
     cached, through = HDD, HDD.model_copy(update={"write_cache_mib": 0})
-    assert disk_model.writes_s(cached, 256, 32 << 20) == pytest.approx((32 << 20) / 143e6)
     assert disk_model.writes_s(through, 256, 32 << 20) == pytest.approx(
         256 * 15e-6 + (32 << 20) / 143e6)
+    # 32 MiB fits a 32 MiB cache that drains while it fills: the link's rate.
+    assert disk_model.writes_s(cached, 256, 32 << 20) == pytest.approx(
+        256 * 15e-6 + (32 << 20) / 300e6)
+    # Far beyond the cache, the media's rate is what is left.
+    big = 4 << 30
+    assert disk_model.writes_s(cached, 0, big) == pytest.approx(big / 143e6, rel=0.02)
+    assert disk_model.writes_s(cached, 0, big) > disk_model.writes_s(cached, 0, big // 2) * 1.9

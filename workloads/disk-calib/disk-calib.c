@@ -2,7 +2,8 @@
  * pattern: random 4 KiB reads and writes, sequential reads and writes in large
  * blocks, and the swap-out of anonymous pages. File IO is O_DIRECT (straight to the
  * disk) and writes add O_DSYNC (each one is on the media when it returns, through a
- * drive's write-back cache too). The calibration test holds each phase against what
+ * drive's write-back cache too); swap-out pages anonymous memory out with
+ * MADV_PAGEOUT and waits for the writes. The calibration test holds each phase against what
  * the profile's parameters predict (reclaimstudy/disk_model.py). */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -24,7 +25,7 @@ static struct wl_opt opts[] = {
 	{"seq-block-kib", WL_INT, "1024", 4, 65536, "block size of the sequential reads and writes, KiB"},
 	{"random-writes", WL_INT, "100", 0, 1000000, "4 KiB random writes (0: none)"},
 	{"seq-write-mib", WL_INT, "16", 0, 1 << 20, "MiB written sequentially (0: none)"},
-	{"swap-out-mib", WL_INT, "32", 0, 1 << 20, "MiB of anonymous memory pushed to swap (0: none)"},
+	{"swap-out-mib", WL_INT, "32", 0, 1 << 20, "MiB of anonymous memory paged out to swap (0: none)"},
 	{"seed", WL_INT, "1", 0, 1LL << 40, "chooses the random offsets"},
 	{NULL},
 };
@@ -75,26 +76,34 @@ static void sequential_io(const char *phase, int fd, char *buf, size_t block, si
 	guest_record_end(&r);
 }
 
-/* Touch MemAvailable + `push` of anonymous memory: reclaim must write about `push`
- * to swap. Timed from the first touch to the last; pswpout says how much went. */
-static void swap_out(size_t push)
+/* Touch `bytes` of anonymous memory (it fits: nothing is swapped yet), then page it
+ * all out with MADV_PAGEOUT and wait until no page is under writeback: the swap-out
+ * of anonymous pages scattered in physical memory, timed without the touching or
+ * reclaim's scanning. pswpout says how much went. */
+static void swap_out(size_t bytes)
 {
 	struct guest_record r;
 	struct wl_vm before, after;
 	guest_phase("swap-out");
-	if (push == 0)
+	if (bytes == 0)
 		return;
-	size_t bytes = wl_meminfo("MemAvailable") + push;
+	if (bytes > wl_meminfo("MemAvailable") / 4 * 3)
+		guest_fail(NAME, 2, "--swap-out-mib=%zu does not fit in three quarters of "
+			   "MemAvailable (%zu MiB)", bytes / MIB, wl_meminfo("MemAvailable") / MIB);
 	char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		guest_fail(NAME, 1, "cannot map %zu MiB", bytes / MIB);
+	wl_dirty_pages(p, bytes, 1);
 	wl_vm_read(&before);
 	double t0 = guest_now();
-	wl_dirty_pages(p, bytes, 1);
+	if (madvise(p, bytes, MADV_PAGEOUT) != 0)
+		guest_fail(NAME, 1, "madvise(MADV_PAGEOUT) failed");
+	while (wl_meminfo("Writeback") > 0)
+		usleep(100);
 	double took = guest_now() - t0;
 	wl_vm_read(&after);
 	guest_record_begin(&r, NAME, "swap-out");
-	guest_record_int(&r, "touched_mib", bytes / MIB);
+	guest_record_int(&r, "paged_mib", bytes / MIB);
 	guest_record_num(&r, "seconds", took);
 	guest_record_num(&r, "swapped_mib", (after.pswpout - before.pswpout) * (double)PAGE / MIB);
 	wl_vm_delta(&r, &before, &after);
