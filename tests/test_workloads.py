@@ -248,3 +248,12 @@ def test_the_interactive_process_sleeps_between_wake_ups_instead_of_spinning(pro
     assert wakeups > 300  # it did wake every 2 ms through the 1.5 s restore phase
     # a spinning loop burned about half of the 1.5 s; sleeping, the wake-ups cost little
     assert cpu < 0.3, f"{cpu:.2f} CPU-s for {wakeups} wake-ups"
+
+
+def test_mmap_seq_reports_the_reread_on_its_own_beside_the_total(programs, data, tmp_path):
+    out = native(programs, "mmap-seq", *tiny_args("mmap-seq", data, tmp_path)).stdout
+    metrics = {(m.metric, m.index): m.value
+               for m in workload_metrics("mmap-seq", parse_console(out).events)}
+    assert metrics[("reread_s", None)] == metrics[("pass_s", 2)]
+    assert metrics[("read_reread_s", None)] == pytest.approx(
+        metrics[("pass_s", 1)] + metrics[("pass_s", 2)])
