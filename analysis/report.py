@@ -21,6 +21,7 @@ from jinja2 import Environment, FileSystemLoader  # noqa: E402
 from markdown_it import MarkdownIt  # noqa: E402
 
 from analysis.compare import compare, format_text, policy_order  # noqa: E402
+from analysis.regimes import regime_checks  # noqa: E402
 from analysis.seeds import caveats_for, reproduction  # noqa: E402
 from analysis.table import current_runs, export, runs_table, study_runs  # noqa: E402
 from reclaimstudy.errors import StudyError  # noqa: E402
@@ -186,6 +187,19 @@ def _runs_by_policy(rows: pd.DataFrame, policies: list[str]) -> list[dict]:
             for policy in policies if policy in set(runs["policy"])]
 
 
+def _regime(regimes: pd.DataFrame, experiment: str, backend: str, system: str) -> dict | None:
+    """An experiment's regime checks, for the report (None: its workload declares none)."""
+    rows = regimes[(regimes["experiment"] == experiment) & (regimes["backend"] == backend)
+                   & (regimes["system"] == system)]
+    if rows.empty:
+        return None
+    first = rows.iloc[0]
+    return {"metric": first["metric"], "at_least": first["at_least"], "why": first["why"],
+            "policy": first["regime_policy"],
+            "out": int((~rows["in_regime"]).sum()),
+            "rows": rows.to_dict("records")}
+
+
 def html_body(markdown: str, out: Path) -> str:
     """report.md as HTML, its plots embedded so the file stands alone."""
     body = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
@@ -209,6 +223,7 @@ def build_report(study, results: Path) -> dict:
     plots.mkdir(parents=True, exist_ok=True)
     exported = export(table, out / "table")
     comparison = compare(table, study.baseline)
+    regimes = regime_checks(table, kept)
     failed = table[table["status"] != "ok"][["run_id", "experiment", "policy", "system",
                                                "backend"]].drop_duplicates()
     reasons = {run.record["run_id"]: run.record["reason"] for run in found if not run.ok}
@@ -236,6 +251,7 @@ def build_report(study, results: Path) -> dict:
             "figures": [f for f in figures if f is not None],
             "runs": _runs_by_policy(raw, policies),
             "vmmon": _vmmon(raw, policies),
+            "regime": _regime(regimes, experiment, backend, system),
         })
     seeds = reproduction(comparison, table)
     inputs = _inputs(kept)

@@ -106,7 +106,7 @@ def make_partitioned_disk(root: Path, swap: Path, out: Path) -> None:
 # workload's meta.toml is hashed without its [metrics] (declarations for analysis).
 HOST_ONLY_NAMES = {"parse.py", "meta.toml"}
 HOST_ONLY_SUFFIXES = {".md"}
-HOST_ONLY_META = {"metrics"}
+HOST_ONLY_META = {"metrics", "regime"}
 
 
 def workloads_meta(root: Path = WORKLOADS) -> dict:

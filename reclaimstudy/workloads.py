@@ -60,6 +60,26 @@ class DataFile:
         return int(math.ceil(mib * 1024 * 1024 / 4096)) * 4096
 
 
+REGIME_UNITS = ("pages", "MiB")
+
+
+@dataclass(frozen=True)
+class Regime:
+    """Where a seed saw its effect, as one of the workload's metrics against the guest's
+    memory: `metric` (in `unit`) must reach `at_least_memory` times the memory, in the
+    runs of `policy` (every policy when None). The report prints it for every run."""
+    metric: str
+    unit: str
+    at_least_memory: float
+    policy: str | None
+    why: str
+
+    def required(self, memory_mib: int) -> float:
+        """The smallest value in regime on a guest of `memory_mib`."""
+        per_mib = 256 if self.unit == "pages" else 1
+        return self.at_least_memory * memory_mib * per_mib
+
+
 @dataclass(frozen=True)
 class Workload:
     name: str
@@ -72,6 +92,7 @@ class Workload:
     phases: tuple
     generate: str | None = None  # host program run at image build: GENERATE OUT MEMORY_MIB
     metrics: tuple[MetricSpec, ...] = ()  # what parse.py reports, declared in [metrics]
+    regime: Regime | None = None  # where its seed saw the effect ([regime])
 
     def metric(self, name: str) -> MetricSpec:
         """The declaration of a metric parse.py reports; an undeclared one is an error."""
@@ -113,12 +134,28 @@ def _data_file(table: dict, where: str) -> DataFile:
     return DataFile(table["name"], table.get("mib"), table.get("memory_fraction"))
 
 
+def _regime(table: dict, metrics: tuple[MetricSpec, ...], where: str) -> Regime:
+    check_keys(where, table, {"metric", "unit", "at_least_memory", "policy", "why"},
+               {"metric", "unit", "at_least_memory", "why"})
+    if table["metric"] not in {m.name for m in metrics}:
+        raise StudyError(f"{where}: metric = {table['metric']!r} is not declared in [metrics]; "
+                         f"allowed: {', '.join(m.name for m in metrics)}")
+    if table["unit"] not in REGIME_UNITS:
+        raise StudyError(f"{where}: unit = {table['unit']!r}; allowed: {', '.join(REGIME_UNITS)}")
+    value = table["at_least_memory"]
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+        raise StudyError(f"{where}: at_least_memory = {value!r}; allowed: a number > 0")
+    return Regime(table["metric"], table["unit"], float(value), table.get("policy"),
+                  table["why"])
+
+
 def parse_workload(directory: Path) -> Workload:
     path = directory / "meta.toml"
     table = load(path)
     where = str(path)
     check_keys(where, table, {"description", "seed", "parameters", "data", "sources", "phases",
-                              "generate", "metrics"}, {"description", "phases", "metrics"})
+                              "generate", "metrics", "regime"},
+               {"description", "phases", "metrics"})
     if "generate" in table and not (directory / table["generate"]).is_file():
         raise StudyError(f"{where}: generate = {table['generate']!r} is not a file in {directory}")
     if not (directory / "run").is_file():
@@ -128,9 +165,10 @@ def parse_workload(directory: Path) -> Workload:
     data = tuple(_data_file(spec, f"{where} [[data]]") for spec in table.get("data", []))
     metrics = tuple(parse_metric(name, spec, f"{where} [metrics.{name}]")
                     for name, spec in table["metrics"].items())
+    regime = _regime(table["regime"], metrics, f"{where} [regime]") if "regime" in table else None
     return Workload(directory.name, table["description"], table.get("seed"), directory,
                     parameters, data, tuple(table.get("sources", [])), tuple(table["phases"]),
-                    table.get("generate"), metrics)
+                    table.get("generate"), metrics, regime)
 
 
 def workload_dirs(root: Path = WORKLOADS) -> list[Path]:

@@ -36,4 +36,5 @@ def metrics(events):
                 out.append(Metric("stream_mib_s", r["mib_per_s"],
                                   phase=phase))
                 out.append(Metric("stream_s", r["seconds"], phase=phase))
+                out.append(Metric("stream_mib", r["mib_per_s"] * r["seconds"], phase=phase))
     return out

@@ -12,6 +12,7 @@ def metrics(events):
     if passes:
         out += [
             Metric("total_s", sum(r["seconds"] for r in passes)),
+            Metric("file_mib", passes[0]["file_mib"]),
             # iozone's read and re-read: the seed's own number (passes 1 and 2); the
             # re-read alone is where the policy acts, the cold read barely differs.
             Metric("read_reread_s", sum(r["seconds"] for r in passes if r["pass"] <= 2)),

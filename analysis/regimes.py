@@ -1,0 +1,44 @@
+"""Whether each run sits in the regime where its seed saw the effect ([regime] in the
+workload's meta.toml): one of its metrics against the guest's memory."""
+
+import pandas as pd
+
+from reclaimstudy.record import PublishedRun
+from reclaimstudy.workloads import get_workload
+
+COLUMNS = ["run_id", "experiment", "backend", "system", "policy", "repetition", "metric",
+           "value", "required", "multiple", "at_least", "in_regime", "why", "regime_policy"]
+
+
+def run_value(rows: pd.DataFrame, metric: str) -> float | None:
+    """The run's value of a metric: its whole-run row, else the sum over its phases."""
+    rows = rows[(rows["metric"] == metric) & rows["index"].isna()]
+    if rows.empty:
+        return None
+    whole = rows[rows["phase"].isna()]
+    return float(whole["value"].iloc[0]) if not whole.empty else float(rows["value"].sum())
+
+
+def regime_checks(table: pd.DataFrame, runs: list[PublishedRun]) -> pd.DataFrame:
+    """One row per run that has a regime to meet (its workload declares one, and the run's
+    policy is the one it names), with the value, what is required, and the verdict."""
+    memory = {run.record["run_id"]: run.record["identity"]["system"]["memory"]["size_mib"]
+              for run in runs}
+    out = []
+    ok = table[(table["status"] == "ok") & (table["source"] == "workload")]
+    for (run_id, workload), rows in ok.groupby(["run_id", "workload"], sort=False):
+        regime = get_workload(workload).regime
+        first = rows.iloc[0]
+        if regime is None or (regime.policy and first["policy"] != regime.policy):
+            continue
+        value = run_value(rows, regime.metric)
+        required = regime.required(memory[run_id])
+        multiple = None if value is None else value / (required / regime.at_least_memory)
+        out.append({"run_id": run_id, "experiment": first["experiment"],
+                    "backend": first["backend"], "system": first["system"],
+                    "policy": first["policy"], "repetition": first["repetition"],
+                    "metric": regime.metric, "value": value, "required": required,
+                    "multiple": multiple, "at_least": regime.at_least_memory,
+                    "in_regime": value is not None and value >= required, "why": regime.why,
+                    "regime_policy": regime.policy})
+    return pd.DataFrame(out, columns=COLUMNS)

@@ -1,0 +1,86 @@
+"""Regime checks ([regime] in a workload's meta.toml): a run that meets its seed's
+regime and one that does not, the declaration's errors, and the report's marks."""
+
+import re
+import shutil
+
+import pytest
+
+from analysis.regimes import regime_checks
+from analysis.table import current_runs, runs_table, study_runs
+from reclaimstudy.errors import StudyError
+from reclaimstudy.workloads import get_workload, parse_workload
+from tests.runfactory import make_record, write_run
+
+
+def desktop_run(study_dir, policy, repetition, pswpin):
+    workload = get_workload("desktop-launch")  # the arguments a study gives a repetition
+    arguments = workload.arguments({"seed": workload.parameters["seed"].default + repetition})
+    record = make_record(study="regimes", workload="desktop-launch", policy=policy,
+                         system="desktop-hdd-128", repetition=repetition,
+                         experiment="desktop", arguments=arguments)
+    summary = {"event": "record", "kind": "summary", "total_s": 40.0, "d_pgmajfault": 9,
+               "d_pswpin": pswpin, "d_pswpout": 1}
+    write_run(study_dir, record, events=[summary])
+    return record["run_id"]
+
+
+def checks(study_dir):
+    kept, _, _ = current_runs(study_runs(study_dir, "regimes"))
+    return regime_checks(runs_table(kept), kept).set_index("run_id")
+
+
+def test_a_baseline_short_of_its_seeds_swap_ins_is_out_of_regime(tmp_path):
+    study = tmp_path / "regimes"
+    memory_pages = 128 * 256  # desktop-hdd-128
+    thrashing = desktop_run(study, "baseline", 0, 4 * memory_pages)
+    mild = desktop_run(study, "baseline", 1, memory_pages // 2)
+    desktop_run(study, "exec-protect-off", 0, 10)  # the regime is the baseline's
+    rows = checks(study)
+    assert list(rows.index) == [thrashing, mild] or set(rows.index) == {thrashing, mild}
+    assert rows.loc[thrashing, "in_regime"] and rows.loc[thrashing, "multiple"] == 4.0
+    assert not rows.loc[mild, "in_regime"] and rows.loc[mild, "multiple"] == 0.5
+    assert rows.loc[mild, "required"] == 3 * memory_pages
+
+
+def test_a_regime_must_name_a_declared_metric_a_unit_and_a_positive_multiple(tmp_path):
+    source = get_workload("desktop-launch").directory
+    for bad, message in (
+            ('metric = "nope"', r"metric = 'nope' is not declared in \[metrics\]"),
+            ('unit = "GiB"', r"unit = 'GiB'; allowed: pages, MiB"),
+            ("at_least_memory = 0", r"at_least_memory = 0; allowed: a number > 0")):
+        directory = tmp_path / bad.split()[0] / "desktop-launch"
+        shutil.copytree(source, directory)
+        meta = (directory / "meta.toml").read_text()
+        head, regime = meta.split("[regime]")
+        key = bad.split(" = ")[0]
+        regime = re.sub(rf"^{key} = .*$", bad, regime, flags=re.M)
+        (directory / "meta.toml").write_text(head + "[regime]" + regime)
+        with pytest.raises(StudyError, match=message):
+            parse_workload(directory)
+
+
+def test_regimes_are_declared_where_the_seeds_set_one():
+    assert get_workload("desktop-launch").regime.policy == "baseline"
+    assert get_workload("hot-stream").regime.required(128) == 1280.0  # MiB streamed
+    assert get_workload("mmap-seq").regime.required(128) == 128.0
+    assert get_workload("desktop-launch").regime.required(128) == 3 * 128 * 256  # pages
+
+
+def test_the_report_prints_each_runs_regime_and_marks_an_experiment_out_of_it(tmp_path):
+    from analysis.report import build_report
+    from reclaimstudy.studies import load_study
+    study_file = tmp_path / "regimes.toml"
+    study_file.write_text(
+        'description = "d"\nbaseline = "baseline"\nrepetitions = 2\nsystems = ["desktop-hdd-128"]\n'
+        '[[experiment]]\nname = "desktop"\nworkload = "desktop-launch"\nseed = "000a"\n'
+        'policies = ["baseline", "exec-protect-off"]\n')
+    results = tmp_path / "results"
+    memory_pages = 128 * 256
+    for repetition, pswpin in ((0, 4 * memory_pages), (1, 100)):
+        desktop_run(results / "regimes", "baseline", repetition, pswpin)
+        desktop_run(results / "regimes", "exec-protect-off", repetition, pswpin)
+    markdown = build_report(load_study(str(study_file)), results)["markdown"].read_text()
+    assert "**Regime** (seed 000a's effect needs a desktop that thrashes" in markdown
+    assert "Out of regime: 1 of 2 runs fall short" in markdown
+    assert re.search(r"\| baseline \| 1 \| 100 \| 0\.0\d+ \| \*\*no\*\* \|", markdown)
