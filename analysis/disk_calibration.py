@@ -20,7 +20,9 @@ from reclaimstudy.systems import DiskTiming
 from reclaimstudy.workloads import get_workload
 
 PHASES = ("random", "sequential", "random-write", "sequential-write", "swap-out")
-TIMING_STATS = r"ide\.disks\d*\.timing\.(writes|bytesWritten)$"
+TIMING_STATS = r"ide\.disks\d*\.timing\.(writes|bytesWritten|serviceTicks)$"
+TICKS_PER_S = 1e12
+MIB = 1 << 20
 
 
 def recorded_timing(run_dir: Path):
@@ -31,42 +33,65 @@ def recorded_timing(run_dir: Path):
     return TypeAdapter(DiskTiming).validate_python(timing, strict=False), identity
 
 
-def swap_writes(run_dir: Path, swap: str) -> tuple[int, int]:
-    """Write commands and bytes the swap disk took during the swap-out phase."""
+def swap_disk(run_dir: Path, swap: str) -> dict:
+    """What the swap disk's model did during the swap-out phase: write commands, bytes,
+    and the time it charged them (its own statistics)."""
     blocks = select_values(run_dir / "stats.txt", [TIMING_STATS])
     block = blocks[PHASES.index("swap-out")]
     # One disk (a swap partition) is `disks`; two are `disks0` (root) and `disks1`.
     disk = "disks" if swap == "partition" else "disks1"
     prefix = next(k for k in block if f".{disk}.timing." in k).rsplit(".", 1)[0]
-    return int(block[f"{prefix}.writes"]), int(block[f"{prefix}.bytesWritten"])
+    return {name: block[f"{prefix}.{name}"] for name in ("writes", "bytesWritten", "serviceTicks")}
 
 
 def calibration(run_dir: Path) -> list[dict]:
-    """Per metric: measured in the guest, predicted from the parameters, and the error."""
+    """Per metric: measured in the guest, predicted from the parameters, and the error.
+    Swap-out's guest time also holds the kernel's own reclaim work, which no disk
+    parameter predicts: it is shown (predicted None), and the swap disk's time as the
+    model charged it for the commands the kernel issued is what meets the prediction."""
     run_dir = Path(run_dir)
     timing, identity = recorded_timing(run_dir)
     workload = get_workload("disk-calib")
     file_bytes = next(d for d in workload.data if d.name == "calib.bin").size_bytes(
         identity["system"]["memory"]["size_mib"])
-    commands, written = swap_writes(run_dir, identity["system"]["disk"]["swap"])
-    predicted = disk_model.predicted_calibration(timing, file_bytes // 512,
-                                                 swap_commands=commands, swap_bytes=written)
-    measured = {m.name: m.value for m in workload_metrics("disk-calib", read_events(run_dir))}
-    return [{"metric": name, "measured": measured[name], "predicted": value,
+    swap = swap_disk(run_dir, identity["system"]["disk"]["swap"])
+    arguments = identity["workload"]["arguments"]
+    predicted = disk_model.predicted_calibration(
+        timing, file_bytes // 512, swap_commands=int(swap["writes"]),
+        swap_bytes=int(swap["bytesWritten"]), read_bytes=arguments["seq_mib"] * MIB,
+        write_bytes=arguments["seq_write_mib"] * MIB)
+    measured = {m.metric: m.value for m in workload_metrics("disk-calib", read_events(run_dir))}
+    rows = [{"metric": name, "measured": measured[name], "predicted": value,
              "error": measured[name] / value - 1}
-            for name, value in predicted.items() if name in measured]
+            for name, value in predicted.items() if name in measured and name != "swap_out_s_per_mib"]
+    if "swap_out_s_per_mib" in measured:
+        device = swap["serviceTicks"] / TICKS_PER_S / (swap["bytesWritten"] / MIB)
+        rows += [{"metric": "swap_out_s_per_mib", "measured": measured["swap_out_s_per_mib"],
+                  "predicted": None, "error": None},
+                 {"metric": "swap_out_device_s_per_mib", "measured": device,
+                  "predicted": predicted["swap_out_s_per_mib"],
+                  "error": device / predicted["swap_out_s_per_mib"] - 1}]
+    return rows
+
+
+def _shown(value, metric: str) -> str:
+    if value is None:
+        return "-"
+    if metric.endswith("_mib_s"):
+        return f"{value:.1f} MiB/s"
+    if metric.endswith("_per_mib"):
+        return f"{value * 1e3:.2f} ms/MiB"
+    return f"{value * 1e3:.3f} ms"
 
 
 def markdown(run_dirs: list[Path]) -> str:
     lines = ["| run | metric | measured | predicted | error |", "|---|---|---|---|---|"]
     for run_dir in run_dirs:
         for row in calibration(run_dir):
-            scale, unit = (1e3, " ms") if row["metric"].endswith("_s") else (1, "")
-            if row["metric"].endswith("per_mib"):
-                scale, unit = 1e3, " ms/MiB"
-            lines.append(f"| {Path(run_dir).name} | {row['metric']} | "
-                         f"{row['measured'] * scale:.3f}{unit} | {row['predicted'] * scale:.3f}{unit} | "
-                         f"{row['error']:+.1%} |")
+            error = "-" if row["error"] is None else f"{row['error']:+.1%}"
+            lines.append(f"| {Path(run_dir).name[:40]} | {row['metric']} | "
+                         f"{_shown(row['measured'], row['metric'])} | "
+                         f"{_shown(row['predicted'], row['metric'])} | {error} |")
     return "\n".join(lines)
 
 

@@ -75,11 +75,18 @@ def flash_command_s(flash: FlashTiming, write: bool, size: int) -> float:
     return (flash.read_overhead_us + flash.read_latency_us) / 1e6 + size / (flash.read_mb_s * MB)
 
 
-def sequential_mb_s(timing, write: bool) -> float:
+def sequential_mb_s(timing, write: bool, total: int = 0, span_sectors: int = 0,
+                    image_sectors: int = 0) -> float:
     """Throughput of back-to-back commands of the largest size, in MB/s: a drive
-    streams on at its media rate; a flash device pays its latency per command."""
+    streams on at its media rate; a flash device pays its latency per command. Given
+    the `total` bytes of one stream, a drive's first command also finds its place (a
+    random access within `span_sectors`)."""
     if isinstance(timing, HddTiming):
-        return min(timing.media_mb_s, timing.interface_mb_s)
+        rate = min(timing.media_mb_s, timing.interface_mb_s) * MB
+        if not total:
+            return rate / MB
+        first = random_access_s(timing, write, 0, span_sectors, image_sectors)
+        return total / (first + total / rate) / MB
     return MAX_COMMAND_BYTES / flash_command_s(timing, write, MAX_COMMAND_BYTES) / MB
 
 
@@ -103,17 +110,20 @@ def writes_s(timing, commands: int, size: int) -> float:
 
 
 def predicted_calibration(timing, file_sectors: int, image_sectors: int = 0,
-                          swap_commands: int = 0, swap_bytes: int = 0) -> dict[str, float]:
+                          swap_commands: int = 0, swap_bytes: int = 0,
+                          read_bytes: int = 0, write_bytes: int = 0) -> dict[str, float]:
     """What disk-calib's metrics should be on a disk with these parameters: random 4 KiB
     commands within its file of `file_sectors`, streams of the largest commands, and
     (given the write commands the swap-out phase issued and the bytes they moved) the
     swap-out time per MiB. The guest's own time per request is not in it."""
     out = {
         "random_4k_latency_s": random_access_s(timing, False, 4096, file_sectors, image_sectors),
-        "sequential_mib_s": sequential_mb_s(timing, False) * MB / MIB,
+        "sequential_mib_s": sequential_mb_s(timing, False, read_bytes, file_sectors,
+                                            image_sectors) * MB / MIB,
         "random_4k_write_latency_s": random_access_s(timing, True, 4096, file_sectors,
                                                      image_sectors),
-        "sequential_write_mib_s": sequential_mb_s(timing, True) * MB / MIB,
+        "sequential_write_mib_s": sequential_mb_s(timing, True, write_bytes, file_sectors,
+                                                  image_sectors) * MB / MIB,
     }
     if swap_commands and swap_bytes:
         out["swap_out_s_per_mib"] = writes_s(timing, swap_commands, swap_bytes) / (

@@ -59,6 +59,11 @@ def cache_hierarchy(caches: dict):
     raise ValueError(f"unknown cache hierarchy {kind!r}")
 
 
+def bandwidth(mb_s: float) -> str:
+    """A datasheet's MB/s (10^6 bytes) for gem5, which reads "MB/s" as MiB/s."""
+    return f"{mb_s * 1e6:.0f}B/s"
+
+
 def disk_timing(timing: dict, seed: int):
     """gem5-patches/' request-level model for a profile's [disk.timing] (per ATA command)."""
     from m5.objects import FlashTiming, HddTiming  # only in a gem5 built with gem5-patches/
@@ -69,8 +74,8 @@ def disk_timing(timing: dict, seed: int):
             seek_track_to_track=f"{timing['seek_track_to_track_ms']}ms",
             seek_average=f"{timing['seek_average_ms']}ms",
             seek_full_stroke=f"{timing['seek_full_stroke_ms']}ms",
-            media_bandwidth=f"{timing['media_mb_s']}MB/s",
-            interface_bandwidth=f"{timing['interface_mb_s']}MB/s",
+            media_bandwidth=bandwidth(timing['media_mb_s']),
+            interface_bandwidth=bandwidth(timing['interface_mb_s']),
             read_overhead=f"{timing['read_overhead_ms']}ms",
             write_overhead=f"{timing['write_overhead_ms']}ms",
             stroke_sectors=timing["stroke_sectors"],
@@ -79,9 +84,9 @@ def disk_timing(timing: dict, seed: int):
         return FlashTiming(
             seed=seed, read_latency=f"{timing['read_latency_us']}us",
             write_latency=f"{timing['write_latency_us']}us",
-            read_bandwidth=f"{timing['read_mb_s']}MB/s",
-            write_bandwidth=f"{timing['write_mb_s']}MB/s",
-            interface_bandwidth=f"{timing['interface_mb_s']}MB/s",
+            read_bandwidth=bandwidth(timing['read_mb_s']),
+            write_bandwidth=bandwidth(timing['write_mb_s']),
+            interface_bandwidth=bandwidth(timing['interface_mb_s']),
             read_overhead=f"{timing['read_overhead_us']}us",
             write_overhead=f"{timing['write_overhead_us']}us", jitter=timing["jitter"])
     raise ValueError(f"unknown disk timing model {timing['model']!r}")
