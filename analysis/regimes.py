@@ -3,6 +3,7 @@ workload's meta.toml): one of its metrics against the guest's memory."""
 
 import pandas as pd
 
+from analysis.records import read_events
 from reclaimstudy.record import PublishedRun
 from reclaimstudy.workloads import get_workload
 
@@ -19,11 +20,22 @@ def run_value(rows: pd.DataFrame, metric: str) -> float | None:
     return float(whole["value"].iloc[0]) if not whole.empty else float(rows["value"].sum())
 
 
+def guest_memory_mib(run: PublishedRun) -> float:
+    """The memory the guest's kernel had (MemTotal at the job's start), else the
+    profile's: a workload sized "10x memory" sizes itself by MemTotal."""
+    start = next((e for e in read_events(run.directory) if e.get("event") == "job_start"
+                  and "memtotal_kib" in e), None)
+    if start is not None:
+        return start["memtotal_kib"] / 1024
+    return run.record["identity"]["system"]["memory"]["size_mib"]
+
+
 def regime_checks(table: pd.DataFrame, runs: list[PublishedRun]) -> pd.DataFrame:
     """One row per run that has a regime to meet (its workload declares one, and the run's
     policy is the one it names), with the value, what is required, and the verdict."""
-    memory = {run.record["run_id"]: run.record["identity"]["system"]["memory"]["size_mib"]
-              for run in runs}
+    regimes = {w for w in table["workload"].unique() if get_workload(w).regime}
+    memory = {run.record["run_id"]: guest_memory_mib(run) for run in runs
+              if run.record["workload_name"] in regimes}
     out = []
     ok = table[(table["status"] == "ok") & (table["source"] == "workload")]
     for (run_id, workload), rows in ok.groupby(["run_id", "workload"], sort=False):

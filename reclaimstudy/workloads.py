@@ -74,7 +74,7 @@ class Regime:
     policy: str | None
     why: str
 
-    def required(self, memory_mib: int) -> float:
+    def required(self, memory_mib: float) -> float:
         """The smallest value in regime on a guest of `memory_mib`."""
         per_mib = 256 if self.unit == "pages" else 1
         return self.at_least_memory * memory_mib * per_mib

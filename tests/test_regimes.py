@@ -84,3 +84,18 @@ def test_the_report_prints_each_runs_regime_and_marks_an_experiment_out_of_it(tm
     assert "**Regime** (seed 000a's effect needs a desktop that thrashes" in markdown
     assert "Out of regime: 1 of 2 runs fall short" in markdown
     assert re.search(r"\| baseline \| 1 \| 100 \| 0\.0\d+ \| \*\*no\*\* \|", markdown)
+
+
+def test_memory_is_the_guests_memtotal_when_the_run_recorded_it(tmp_path):
+    study = tmp_path / "regimes"
+    workload = get_workload("desktop-launch")
+    record = make_record(study="regimes", workload="desktop-launch", policy="baseline",
+                         system="desktop-hdd-128", experiment="desktop",
+                         arguments=workload.arguments({"seed": 1}))
+    pages = 3 * 100 * 256  # 3x a MemTotal of 100 MiB: short of 3x the profile's 128 MiB
+    write_run(study, record, events=[
+        {"event": "job_start", "memtotal_kib": 100 * 1024, "workload": "desktop-launch"},
+        {"event": "record", "kind": "summary", "total_s": 1.0, "d_pgmajfault": 0,
+         "d_pswpin": pages, "d_pswpout": 0}])
+    row = checks(study).loc[record["run_id"]]
+    assert row["in_regime"] and row["multiple"] == 3.0
