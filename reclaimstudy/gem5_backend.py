@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reclaimstudy import gem5_stats
+from reclaimstudy.record import run_seed
 from reclaimstudy.backends import Backend, Outcome, Prepared
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
@@ -198,12 +199,6 @@ def kvm_usable(gem5: Gem5, system: System, kernel: Kernel, image: Image) -> tupl
     return memo[key]["usable"], memo[key]["reason"]
 
 
-def disk_seed(repetition: int) -> int:
-    """The disk model's seed: one per repetition, shared by every policy of it, so that
-    policies are compared on the same drive luck and repetitions differ."""
-    return 1 + repetition
-
-
 def checkpoint_key(gem5: Gem5, kernel: Kernel, image: Image, system: System) -> str:
     return json_sha256({"gem5": gem5.sha256, "kernel": kernel.manifest["key"],
                         "image": image.manifest["key"], "layout": system.memory_layout(),
@@ -285,7 +280,7 @@ class Gem5Backend(Backend):
         params = gem5_params("run", system, kernel, prepared.parts["image"],
                              prepared.parts["checkpoint"] / "cpt", system.cpu.model,
                              kernel_cmdline(NAME, gem5_kernel_args(kernel, system), system.disk.swap),
-                             job=job.read_text(), disk_seed=disk_seed(spec.repetition),
+                             job=job.read_text(), disk_seed=run_seed(spec.repetition),
                              max_sim_seconds=3600.0, max_host_seconds=timeout_s)
         result = simulate(prepared.parts["gem5"], params, run_dir, timeout_s=timeout_s + 300)
         gem5_console = run_dir / self.console_file

@@ -35,6 +35,13 @@ PARTIAL = ".partial"
 POINT_FIELDS = ("system", "policy", "workload", "repetition")
 
 
+def run_seed(repetition: int) -> int:
+    """The seed of a repetition: it decides the guest's perturbation (perturb) and the
+    modelled disk's rotational luck. Every policy of a repetition gets the same one, so
+    policies are compared on the same luck, pairwise; repetitions get different ones."""
+    return 1 + repetition
+
+
 def run_identity(spec_identity: dict, artefacts: dict) -> dict:
     """`spec_identity`: RunSpec.identity() (the point and the backend); `artefacts`: the
     identity the backend's prepare() returned (kernel, image, ...)."""

@@ -72,6 +72,7 @@ def job_text(spec: RunSpec, identifier: str) -> str:
         "LRU_GEN": "y" if spec.policy.lru_gen else "n",
         "WORKLOAD": spec.workload.name,
         "WORKLOAD_ARGS": spec.workload.command_line(spec.arguments),
+        "RUN_SEED": record.run_seed(spec.repetition),
     }
     return "".join(f"{key}={shlex.quote(str(value))}\n" for key, value in values.items())
 

@@ -63,9 +63,12 @@ class Study:
         workload = get_workload(experiment.workload)
         if self.repetitions < 2:
             return "nothing: one repetition"
+        parts = ["the repetition's seed: a start delay of 0-50 ms, 0-2% of memory read into "
+                 "the page cache and 0-2% held as anonymous memory before the workload "
+                 "(perturb), and on gem5 the modelled disk's rotational positions"]
         if "seed" in workload.parameters and "seed" not in experiment.params:
-            return "the workload's random seed"
-        return "nothing in the inputs (under gem5 the repetitions are identical)"
+            parts.append("the workload's own random seed")
+        return "; ".join(parts)
 
 
 def _names(where: str, key: str, one: str, value, allowed: list[str]) -> tuple[str, ...]:

@@ -168,3 +168,33 @@ def test_the_guest_boots_from_a_partition_and_swaps_to_the_next_one(tmp_path):
     start = next(json.loads(line) for line in (directory / "events.jsonl").read_text().splitlines()
                  if '"job_start"' in line)
     assert start["swaptotal_kib"] == system.disk.swap_mib * 1024 - 4
+
+
+def test_a_repetitions_seed_perturbs_the_guest_and_the_same_seed_the_same_way(tmp_path):
+    workload = get_workload("smoke")
+
+    def perturbation(repetition, where):
+        spec = runs.RunSpec(study="test-qemu", system=get_system("ci-tiny"),
+                            policy=get_policy("baseline"), workload=workload,
+                            arguments=workload.arguments({"read_mib": 4}),
+                            repetition=repetition, backend="qemu")
+        record = runs.execute(spec, QemuBackend(), results=tmp_path / where, timeout_s=300)
+        assert record["status"] == "ok", record["reason"]
+        events = [json.loads(line) for line in
+                  (tmp_path / where / "test-qemu" / record["run_id"] / "events.jsonl")
+                  .read_text().splitlines()]
+        done = next(e for e in events if e.get("kind") == "perturb")
+        first_phase = next(e for e in events if e["event"] == "phase")
+        return done, first_phase["vmstat"]
+    first, first_vm = perturbation(0, "a")
+    again, _ = perturbation(0, "b")
+    other, other_vm = perturbation(1, "c")
+    memory_kib = get_system("ci-tiny").memory_mib * 1024
+    assert first == again and first["seed"] == 1 and other["seed"] == 2
+    assert (first["delay_ms"], first["anon_kib"]) != (other["delay_ms"], other["anon_kib"])
+    for done in (first, other):
+        assert 0 <= done["delay_ms"] <= 50
+        assert 0 < done["file_kib"] <= 0.02 * memory_kib and 0 < done["anon_kib"] <= 0.02 * memory_kib
+    # The held memory is still held when the workload starts.
+    assert abs((other_vm["nr_anon_pages"] - first_vm["nr_anon_pages"]) * 4
+               - (other["anon_kib"] - first["anon_kib"])) < 0.2 * memory_kib * 0.02

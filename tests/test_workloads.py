@@ -58,6 +58,7 @@ def tiny_args(name, data, tmp_path):
         "desktop-launch": [f"--app-dir={data}/desktop-launch", "--apps=4", "--heap-mib=1"],
         "hot-stream": [f"--file={data}/hot-stream/stream.bin", f"--app={data}/hot-stream/interactive",
                        f"--app-data={data}/hot-stream/interactive.dat", "--begin-ms=20",
+                       "--sparse-multiple=0",  # never 10x the host's memory
                        "--restore-ms=20"],
         "lazyfree": ["--threads=1,2", "--records=20", "--chunks=8", "--chunk-kib=64"],
         "make-grep": [f"--data-dir={data}/make-grep", f"--out-dir={tmp_path}/objs",
@@ -127,7 +128,8 @@ def test_desktop_launch_progress_is_cumulative(programs, data, tmp_path):
     ("desktop-launch", ["--app-dir=/nowhere"], "no applications"),
     ("desktop-launch", ["--footprint-fraction=0"], "bad --footprint-fraction=0"),
     ("hot-stream", ["--chunk-pages=0"], "bad --chunk-pages=0"),
-    ("hot-stream", ["--file=/no/such/file"], "cannot open the file"),
+    ("hot-stream", ["--sparse-multiple=0", "--file=/no/such/file"], "cannot open the file"),
+    ("hot-stream", ["--sparse-multiple=-1"], "bad --sparse-multiple=-1"),
     ("lazyfree", ["--threads=0"], "bad --threads=0"),
     ("lazyfree", ["--allocator=tcmalloc"], "bad --allocator=tcmalloc: allowed arena, malloc"),
     ("lazyfree", ["--free=later"], "bad --free=later"),
@@ -240,6 +242,7 @@ def test_the_interactive_process_sleeps_between_wake_ups_instead_of_spinning(pro
     run = native(programs, "hot-stream", f"--file={data}/hot-stream/stream.bin",
                  f"--app={data}/hot-stream/interactive",
                  f"--app-data={data}/hot-stream/interactive.dat", "--period-us=2000",
+                 "--sparse-multiple=0",
                  "--begin-ms=20", "--restore-ms=1500")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert run.returncode == 0, run.stderr

@@ -16,16 +16,18 @@
 #include "wl.h"
 
 #define NAME "hot-stream"
+#define SPARSE "/var/tmp/hot-stream-sparse.bin"
 #define DATA "/usr/share/reclaim/data/hot-stream"
 
 static struct wl_opt opts[] = {
-	{"file", WL_STR, DATA "/stream.bin", 0, 0, "the file streamed through"},
+	{"file", WL_STR, DATA "/stream.bin", 0, 0, "the file streamed through (with --sparse-multiple=0)"},
+	{"sparse-multiple", WL_NUM, "10", 0, 1000, "stream a sparse file of this many times MemTotal instead (0: --file)"},
 	{"chunk-pages", WL_INT, "110", 1, 4096, "pages per pread (the seed: 110)"},
 	{"step-pages", WL_INT, "100", 1, 4096, "pages between the starts of reads (the seed: 100)"},
 	{"app", WL_STR, DATA "/interactive", 0, 0, "the interactive program (a generated application)"},
 	{"app-data", WL_STR, DATA "/interactive.dat", 0, 0, "its data file"},
 	{"app-heap-mib", WL_INT, "2", 0, 1024, "its heap, MiB"},
-	{"period-us", WL_INT, "5000", 100, 1000000, "its wake-up period"},
+	{"period-us", WL_INT, "5000", 100, 60000000, "its wake-up period (its idle time between touches)"},
 	{"begin-ms", WL_INT, "100", 0, 100000, "length of the begin phase"},
 	{"restore-ms", WL_INT, "200", 0, 100000, "length of the restore phase"},
 	{NULL},
@@ -70,7 +72,20 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	const char *path = wl_str(opts, "file");
 	size_t chunk = wl_int(opts, "chunk-pages") * PAGE, step = wl_int(opts, "step-pages") * PAGE;
-	int fd = open(path, O_RDONLY);
+	double multiple = wl_num(opts, "sparse-multiple");
+	int fd;
+	if (multiple > 0) {
+		/* As the seed's stream: a sparse file, so reading it costs page cache and
+		 * CPU but no disk time, and it can be many times memory. Gone at exit. */
+		path = SPARSE;
+		fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		off_t size = (off_t)(multiple * wl_memtotal()) / PAGE * PAGE;
+		if (fd < 0 || ftruncate(fd, size) != 0)
+			guest_fail(NAME, 2, "cannot make the sparse file '%s'", path);
+		unlink(path);
+	} else {
+		fd = open(path, O_RDONLY);
+	}
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) != 0)
 		guest_fail(NAME, 2, "cannot open the file '%s'", path);
