@@ -260,3 +260,13 @@ def test_mmap_seq_reports_the_reread_on_its_own_beside_the_total(programs, data,
     assert metrics[("reread_s", None)] == metrics[("pass_s", 2)]
     assert metrics[("read_reread_s", None)] == pytest.approx(
         metrics[("pass_s", 1)] + metrics[("pass_s", 2)])
+
+
+def test_make_grep_runs_a_compiler_per_unit_that_writes_its_object(programs, data, tmp_path):
+    out = native(programs, "make-grep", *tiny_args("make-grep", data, tmp_path)).stdout
+    make = next(e for e in parse_console(out).events if e.get("kind") == "make")
+    units = len(list((data / "make-grep" / "src" / "units").iterdir()))
+    assert make["compiles"] == units  # one make pass
+    objects = list((tmp_path / "objs").glob("*.o"))
+    assert len(objects) == units and all(o.stat().st_size > 0 for o in objects)
+    assert make["compile_cpu_s"] > 0

@@ -1,7 +1,9 @@
-/* make-grep: seed 003's experiment. A compile-like job (each unit reads its source
- * and a few shared headers, computes, writes an object file; the headers are read
- * again and again) runs at the same time as a one-pass grep-like scan over a tree
- * larger than memory. Use-once keeps the scan's pages from pushing out the headers.
+/* make-grep: seed 003's experiment. A make (for each unit it runs a compiler: an
+ * executable whose text all runs, which reads the unit and a few shared headers,
+ * dirties its working memory, computes and writes an object file; the compiler's text
+ * and the headers are used again and again) runs at the same time as a one-pass
+ * grep-like scan over a tree larger than memory. Use-once keeps the scan's pages from
+ * pushing out the headers and the compiler.
  * --generate-data=DIR writes both trees (on the host, at image build). */
 #include <dirent.h>
 #include <errno.h>
@@ -24,6 +26,8 @@ static struct wl_opt opts[] = {
 	{"out-dir", WL_STR, "/var/tmp/make-grep", 0, 0, "where the compile job writes its objects (a disk, not tmpfs)"},
 	{"make-passes", WL_INT, "2", 1, 100, "times the compile job builds every unit"},
 	{"includes", WL_INT, "4", 0, 64, "headers each unit reads"},
+	{"compiler", WL_STR, "", 0, 0, "the compiler executable (default: DATA-DIR/cc1)"},
+	{"compile-heap-mib", WL_INT, "2", 0, 1024, "working memory each compile dirties, MiB"},
 	{"seed", WL_INT, "1", 0, 1LL << 40, "chooses each unit's headers"},
 	{"generate-data", WL_STR, "", 0, 0, "write src/ and scan/ into this directory and exit"},
 	{"memory-mib", WL_INT, "256", 16, 1 << 20, "with --generate-data: the machine's memory, which sizes the trees"},
@@ -87,28 +91,57 @@ static int make_job(const char *src, const char *out)
 	uint64_t seed = wl_int(opts, "seed");
 	long long files = 0, bytes = 0;
 	double t0 = guest_now();
+	char compiler[1024], unit[1200], includes[8192], object[1200], heap[48];
+	snprintf(compiler, sizeof(compiler), "%s", *wl_str(opts, "compiler") ?
+		 wl_str(opts, "compiler") : "");
+	if (!*compiler)
+		snprintf(compiler, sizeof(compiler), "%s/../cc1", src);
+	snprintf(heap, sizeof(heap), "--heap-mib=%lld", wl_int(opts, "compile-heap-mib"));
+	long compiles = 0;
 	for (long pass = 0; pass < wl_int(opts, "make-passes"); pass++) {
 		for (long u = 0; u < nunits; u++) {
-			uint64_t hash = 14695981039346656037ULL;
-			snprintf(path, sizeof(path), "%s/u%05ld.c", units, u);
-			long long n = read_hash(path, &hash);
-			for (long h = 0; h < wl_int(opts, "includes") && n >= 0; h++) {
-				snprintf(path, sizeof(path), "%s/h%04lu.h", headers, (unsigned long)(wl_rand(&seed) % nheaders));
-				long long m = read_hash(path, &hash);
-				n = m < 0 ? -1 : n + m;
+			snprintf(unit, sizeof(unit), "--data=%s/u%05ld.c", units, u);
+			snprintf(object, sizeof(object), "--out=%s/u%05ld.o", out, u);
+			int at = snprintf(includes, sizeof(includes), "--includes=");
+			for (long h = 0; h < wl_int(opts, "includes"); h++) {
+				snprintf(path, sizeof(path), "%s/h%04lu.h", headers,
+					 (unsigned long)(wl_rand(&seed) % nheaders));
+				at += snprintf(includes + at, sizeof(includes) - at, "%s%s", h ? "," : "", path);
+				struct stat st;
+				bytes += stat(path, &st) == 0 ? st.st_size : 0;
 				files++;
 			}
-			if (n < 0)
-				guest_fail(NAME, 1, "make: cannot read unit %ld or its headers", u);
-			bytes += n;
+			struct stat st;
+			bytes += stat(unit + 7, &st) == 0 ? st.st_size : 0;
 			files++;
-			/* The object: a quarter of the unit's size. */
-			snprintf(path, sizeof(path), "%s/u%05ld.o", out, u);
-			if (wl_write_random_file(path, (size_t)(n / 4 + 1), hash))
-				guest_fail(NAME, 1, "make: cannot write '%s'", path);
+			char *argv[] = {compiler, "--mode=compile", unit, includes, heap, object, NULL};
+			pid_t pid = fork();
+			if (pid == 0) {
+				execv(compiler, argv);
+				_exit(127);
+			}
+			int status;
+			if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+			    WEXITSTATUS(status) != 0)
+				guest_fail(NAME, 1, "make: the compiler '%s' failed on unit %ld", compiler, u);
+			compiles++;
 		}
 	}
-	child_record("make", guest_now() - t0, files, bytes);
+	struct rusage children;
+	getrusage(RUSAGE_CHILDREN, &children);
+	struct guest_record r;
+	guest_record_begin(&r, NAME, "make");
+	guest_record_num(&r, "seconds", guest_now() - t0);
+	guest_record_int(&r, "files", files);
+	guest_record_int(&r, "mib", bytes / MIB);
+	guest_record_int(&r, "compiles", compiles);
+	/* The make's own faults and its compilers' (as time(1) counts a make's). */
+	struct rusage self;
+	getrusage(RUSAGE_SELF, &self);
+	guest_record_int(&r, "majflt", self.ru_majflt + children.ru_majflt);
+	guest_record_num(&r, "compile_cpu_s", children.ru_utime.tv_sec + children.ru_utime.tv_usec / 1e6 +
+			 children.ru_stime.tv_sec + children.ru_stime.tv_usec / 1e6);
+	guest_record_end(&r);
 	return 0;
 }
 

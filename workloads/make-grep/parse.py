@@ -9,6 +9,8 @@ def metrics(events):
         if r["kind"] in ("make", "grep"):
             out.append(Metric(f"{r['kind']}_s", r["seconds"], phase=r["phase"]))
             out.append(Metric(f"{r['kind']}_majflt", r["majflt"], phase=r["phase"]))
+            if "compile_cpu_s" in r:
+                out.append(Metric("compile_cpu_s", r["compile_cpu_s"], phase=r["phase"]))
         elif r["kind"] == "summary":
             out += [
                 Metric("run_s", r["seconds"], phase=r["phase"]),

@@ -6,7 +6,10 @@
  *   stdin: commands ('S' switch, 'Q' quit); fd 3: replies ('R' ready, 'D' done).
  * interactive mode: wake every --period-us, touch the hot set, and keep wake-up
  * latencies; on 'P' print a record of the phase just ended (latency percentiles
- * and its own major faults), on 'Q' print one and exit. */
+ * and its own major faults), on 'Q' print one and exit.
+ * compile mode (make-grep's compiler): run all of its text, read its unit (--data)
+ * and the --includes headers, dirty its heap (the compiler's working memory), hash
+ * them all, write an object a quarter of the unit's size to --out, and exit. */
 #define _GNU_SOURCE /* ppoll */
 #include <fcntl.h>
 #include <poll.h>
@@ -33,7 +36,9 @@ static struct wl_opt opts[] = {
 	{"data", WL_STR, "", 0, 0, "its data file (mapped read-only)"},
 	{"heap-mib", WL_INT, "4", 0, 1 << 16, "anonymous heap, MiB"},
 	{"hot-percent", WL_INT, "25", 1, 100, "percent of code, data and heap pages touched per switch or wake-up"},
-	{"period-us", WL_INT, "5000", 100, 10000000, "interactive: wake-up period"},
+	{"period-us", WL_INT, "5000", 100, 60000000, "interactive: wake-up period"},
+	{"includes", WL_STR, "", 0, 0, "compile: headers to read, separated by commas"},
+	{"out", WL_STR, "", 0, 0, "compile: the object file to write"},
 	{"seed", WL_INT, "1", 0, 1LL << 40, "chooses the hot pages"},
 	{NULL},
 };
@@ -148,6 +153,29 @@ static void interactive(struct app *a, int id, double period)
 	}
 }
 
+/* The compiler's work after its launch: the headers, the hash, the object. */
+static int compile(struct app *a)
+{
+	char includes[4096], buf[65536];
+	snprintf(includes, sizeof(includes), "%s", wl_str(opts, "includes"));
+	for (char *h = strtok(includes, ","); h; h = strtok(NULL, ",")) {
+		int fd = open(h, O_RDONLY);
+		if (fd < 0)
+			guest_fail(NAME, 1, "compile: cannot read the header '%s'", h);
+		ssize_t n;
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			for (ssize_t i = 0; i + 8 <= n; i += 64)
+				a->sum = (a->sum ^ *(uint64_t *)(buf + i)) * 0x100000001b3ULL;
+		close(fd);
+	}
+	for (size_t off = 0; off + 8 <= a->data_len; off += 64)
+		a->sum = (a->sum ^ *(const uint64_t *)(a->data + off)) * 0x100000001b3ULL;
+	const char *out = wl_str(opts, "out");
+	if (*out && wl_write_random_file(out, a->data_len / 4 + 1, a->sum))
+		guest_fail(NAME, 1, "compile: cannot write '%s'", out);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	wl_parse(NAME, opts, argc, argv);
@@ -171,13 +199,16 @@ int main(int argc, char **argv)
 			guest_fail(NAME, 1, "cannot map a %zu MiB heap", a.heap_len / MIB);
 	}
 	touch(&a, 1);  /* launch: all of the code, data and heap */
+	if (!strcmp(wl_str(opts, "mode"), "compile"))
+		return compile(&a);
 	if (!strcmp(wl_str(opts, "mode"), "interactive")) {
 		reply('R');
 		interactive(&a, wl_int(opts, "id"), wl_int(opts, "period-us") / 1e6);
 		return 0;
 	}
 	if (strcmp(wl_str(opts, "mode"), "window"))
-		guest_fail(NAME, 2, "bad --mode=%s: allowed window, interactive", wl_str(opts, "mode"));
+		guest_fail(NAME, 2, "bad --mode=%s: allowed window, interactive, compile",
+			   wl_str(opts, "mode"));
 	reply('R');
 	char c;
 	while (read(0, &c, 1) == 1 && c != 'Q') {
