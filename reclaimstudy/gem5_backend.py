@@ -7,6 +7,7 @@ system profile and gets its job through readfile (configs/gem5/reclaim_fs.py).
 """
 
 import json
+import mmap
 import os
 import shutil
 import subprocess
@@ -65,9 +66,23 @@ class Gem5:
     build: dict
     # The gem5-patches/ series built in (None: a stock gem5).
     series: str | None = None
+    tcmalloc: bool | None = None
+
+    @property
+    def variant(self) -> str:
+        """opt, fast, debug... from gem5's own binary names (gem5.VARIANT)."""
+        name = self.path.name
+        return name.split(".", 1)[1] if name.startswith("gem5.") else "unknown"
 
     def identity(self) -> dict:
-        return {"version": self.version, "sha256": self.sha256, "patches": self.series}
+        return {"version": self.version, "sha256": self.sha256, "patches": self.series,
+                "variant": self.variant, "tcmalloc": self.tcmalloc}
+
+
+def links_tcmalloc(path: Path) -> bool:
+    """Whether the binary is linked against tcmalloc (its dynamic string table names it)."""
+    with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        return data.find(b"libtcmalloc") != -1
 
 
 def require_disk_model(gem5: Gem5, system: System) -> None:
@@ -109,7 +124,10 @@ def find_gem5() -> Gem5:
     key = f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
     if key not in memo:
         info = _build_info(path)
-        memo[key] = {"sha256": file_sha256(path), **info}
+        memo[key] = {"sha256": file_sha256(path), "tcmalloc": links_tcmalloc(path), **info}
+        memo_path.write_text(json.dumps(memo, indent=1) + "\n")
+    elif "tcmalloc" not in memo[key]:  # remembered before we recorded it
+        memo[key]["tcmalloc"] = links_tcmalloc(path)
         memo_path.write_text(json.dumps(memo, indent=1) + "\n")
     entry = memo[key]
     options = entry["options"]
@@ -123,7 +141,7 @@ def find_gem5() -> Gem5:
         console.print(f"warning: GEM5 is gem5 {entry['version']}; the study was made with "
                       f"v{EXPECTED_VERSION} (Linux >= 6.8 and other details differ across versions)")
     return Gem5(path, entry["version"], entry["sha256"], options,
-                entry.get("reclaimstudy_series"))
+                entry.get("reclaimstudy_series"), entry.get("tcmalloc"))
 
 
 def gem5_params(mode: str, system: System, kernel: Kernel, image: Image, checkpoint: Path,

@@ -55,6 +55,14 @@ def test_an_x86_gem5_is_accepted_and_identified(monkeypatch, tmp_path):
     monkeypatch.setenv("GEM5", str(fake))
     found = gem5_backend.find_gem5()
     assert found.version == "24.0.0.1" and len(found.sha256) == 64
+    # The stand-in is named gem5.opt and is a shell script, not linked to tcmalloc.
+    assert found.identity()["variant"] == "opt" and found.identity()["tcmalloc"] is False
+    fast = fake.with_name("gem5.fast")
+    fast.write_bytes(fake.read_bytes() + b"# libtcmalloc.so.4\n")
+    fast.chmod(fake.stat().st_mode)
+    monkeypatch.setenv("GEM5", str(fast))
+    assert gem5_backend.find_gem5().identity() | {"sha256": ""} == {
+        "version": "24.0.0.1", "sha256": "", "patches": None, "variant": "fast", "tcmalloc": True}
 
 
 def test_params_give_the_boot_no_caches_and_the_run_the_profile():
