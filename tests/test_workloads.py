@@ -63,9 +63,9 @@ def tiny_args(name, data, tmp_path):
         "lazyfree": ["--threads=1,2", "--records=20", "--chunks=8", "--chunk-kib=64"],
         "make-grep": [f"--data-dir={data}/make-grep", f"--out-dir={tmp_path}/objs",
                       "--make-passes=1"],
-        # No swap-out on the host: it would fill the host's memory.
+        # No swap-out or raw swap-device write on the host.
         "disk-calib": [f"--file={data}/file.bin", "--random-reads=20", "--seq-mib=4",
-                       "--random-writes=5", "--seq-write-mib=1", "--swap-out-mib=0"],
+                       "--random-writes=5", "--seq-write-mib=0", "--swap-out-mib=0"],
     }[name]
 
 
@@ -270,3 +270,10 @@ def test_make_grep_runs_a_compiler_per_unit_that_writes_its_object(programs, dat
     objects = list((tmp_path / "objs").glob("*.o"))
     assert len(objects) == units and all(o.stat().st_size > 0 for o in objects)
     assert make["compile_cpu_s"] > 0
+
+
+def test_disk_calib_never_writes_a_swap_device_outside_a_guest(programs, data):
+    result = native(programs, "disk-calib", f"--file={data}/file.bin", "--random-reads=1",
+                    "--seq-mib=1", "--random-writes=0", "--seq-write-mib=1", "--swap-out-mib=0")
+    assert result.returncode == 2
+    assert "--seq-write-mib writes a swap device raw: only in a guest" in result.stderr
