@@ -1,6 +1,6 @@
 """A disk-calib run on gem5 beside what its profile's [disk.timing] predicts.
 
-    python -m analysis.disk_calibration RUN_DIR [RUN_DIR ...]   # a Markdown table
+    python -m analysis.disk_calibration RUN_DIR[:NULL_RUN_DIR] ...   # a Markdown table
 
 The prediction (reclaimstudy/disk_model.py) comes from the parameters recorded in the
 run's identity; for swap-out it takes the write commands the swap disk received in
@@ -44,33 +44,55 @@ def swap_disk(run_dir: Path, swap: str) -> dict:
     return {name: block[f"{prefix}.{name}"] for name in ("writes", "bytesWritten", "serviceTicks")}
 
 
-def calibration(run_dir: Path) -> list[dict]:
+def guest_measured(run_dir: Path) -> dict[str, float]:
+    return {m.metric: m.value for m in workload_metrics("disk-calib", read_events(run_dir))}
+
+
+def _as_time(metric: str, value: float) -> float:
+    """Seconds per request, or per MiB for a rate."""
+    return 1 / value if metric.endswith("_mib_s") else value
+
+
+def calibration(run_dir: Path, null_dir: Path | None = None) -> list[dict]:
     """Per metric: measured in the guest, predicted from the parameters, and the error.
-    Swap-out's guest time also holds the kernel's own reclaim work, which no disk
-    parameter predicts: it is shown (predicted None), and the swap disk's time as the
-    model charged it for the commands the kernel issued is what meets the prediction."""
+
+    The parameters predict the disk's own time. With `null_dir`, a run of the same
+    system on a disk that takes no time (disk_model.null_disk), its measurements are the
+    guest's own IO path, and they are added: the prediction is then what the guest
+    should see. Swap-out's guest time also holds the kernel's reclaim work, which the
+    null run measures too; without it, swap-out is compared at the device (the time the
+    model charged the swap disk for the commands the kernel issued)."""
     run_dir = Path(run_dir)
     timing, identity = recorded_timing(run_dir)
     workload = get_workload("disk-calib")
     file_bytes = next(d for d in workload.data if d.name == "calib.bin").size_bytes(
         identity["system"]["memory"]["size_mib"])
-    swap = swap_disk(run_dir, identity["system"]["disk"]["swap"])
+    # A system identity leaves the swap layout out at its default, "device".
+    swap = swap_disk(run_dir, identity["system"]["disk"].get("swap", "device"))
     arguments = identity["workload"]["arguments"]
     predicted = disk_model.predicted_calibration(
         timing, file_bytes // 512, swap_commands=int(swap["writes"]),
         swap_bytes=int(swap["bytesWritten"]), read_bytes=arguments["seq_mib"] * MIB,
         write_bytes=arguments["seq_write_mib"] * MIB)
-    measured = {m.metric: m.value for m in workload_metrics("disk-calib", read_events(run_dir))}
-    rows = [{"metric": name, "measured": measured[name], "predicted": value,
-             "error": measured[name] / value - 1}
-            for name, value in predicted.items() if name in measured and name != "swap_out_s_per_mib"]
+    measured = guest_measured(run_dir)
+    guest_path = guest_measured(Path(null_dir)) if null_dir else {}
+    rows = []
+    for name, value in predicted.items():
+        if name not in measured or (name == "swap_out_s_per_mib" and not guest_path):
+            continue
+        if name in guest_path:
+            total = _as_time(name, value) + _as_time(name, guest_path[name])
+            value = _as_time(name, total)
+        rows.append({"metric": name, "measured": measured[name], "predicted": value,
+                     "guest_path": guest_path.get(name), "error": measured[name] / value - 1})
     if "swap_out_s_per_mib" in measured:
         device = swap["serviceTicks"] / TICKS_PER_S / (swap["bytesWritten"] / MIB)
-        rows += [{"metric": "swap_out_s_per_mib", "measured": measured["swap_out_s_per_mib"],
-                  "predicted": None, "error": None},
-                 {"metric": "swap_out_device_s_per_mib", "measured": device,
-                  "predicted": predicted["swap_out_s_per_mib"],
-                  "error": device / predicted["swap_out_s_per_mib"] - 1}]
+        if not guest_path:
+            rows.append({"metric": "swap_out_s_per_mib", "measured": measured["swap_out_s_per_mib"],
+                         "predicted": None, "guest_path": None, "error": None})
+        rows.append({"metric": "swap_out_device_s_per_mib", "measured": device,
+                     "predicted": predicted["swap_out_s_per_mib"], "guest_path": None,
+                     "error": device / predicted["swap_out_s_per_mib"] - 1})
     return rows
 
 
@@ -84,16 +106,20 @@ def _shown(value, metric: str) -> str:
     return f"{value * 1e3:.3f} ms"
 
 
-def markdown(run_dirs: list[Path]) -> str:
-    lines = ["| run | metric | measured | predicted | error |", "|---|---|---|---|---|"]
-    for run_dir in run_dirs:
-        for row in calibration(run_dir):
+def markdown(pairs: list[tuple[Path, Path | None]]) -> str:
+    lines = ["| run | metric | measured | predicted | of which the guest's own path | error |",
+             "|---|---|---|---|---|---|"]
+    for run_dir, null_dir in pairs:
+        for row in calibration(run_dir, null_dir):
             error = "-" if row["error"] is None else f"{row['error']:+.1%}"
             lines.append(f"| {Path(run_dir).name[:40]} | {row['metric']} | "
                          f"{_shown(row['measured'], row['metric'])} | "
-                         f"{_shown(row['predicted'], row['metric'])} | {error} |")
+                         f"{_shown(row['predicted'], row['metric'])} | "
+                         f"{_shown(row['guest_path'], row['metric'])} | {error} |")
     return "\n".join(lines)
 
 
 if __name__ == "__main__":
-    print(markdown([Path(p) for p in sys.argv[1:]]))
+    # RUN_DIR[:NULL_RUN_DIR] ...
+    print(markdown([(Path(a.split(":")[0]), Path(a.split(":")[1]) if ":" in a else None)
+                    for a in sys.argv[1:]]))

@@ -1,0 +1,45 @@
+"""disk-calib on each modelled profile and on the same system with a disk that takes no
+time (the guest's own IO path), then the calibration table (tests/benchmarks/RESULTS.md).
+
+    GEM5=... PYTHONPATH=. .venv/bin/python tests/benchmarks/bench_disk_calibration.py \\
+        [--results DIR] [SYSTEM ...]
+"""
+
+import argparse
+from pathlib import Path
+
+from analysis.disk_calibration import markdown
+from reclaimstudy import gem5_backend, runs
+from reclaimstudy.disk_model import null_disk
+from reclaimstudy.paths import RESULTS
+from reclaimstudy.policies import get_policy
+from reclaimstudy.systems import get_system
+from reclaimstudy.workloads import get_workload
+
+STUDY = "disk-calibration"
+
+
+def run(system, results: Path) -> Path:
+    workload = get_workload("disk-calib")
+    spec = runs.RunSpec(STUDY, system, get_policy("baseline"), workload, workload.arguments(),
+                        0, "gem5")
+    record = runs.execute(spec, gem5_backend.Gem5Backend(), results=results, timeout_s=7200)
+    return results / STUDY / record["run_id"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("systems", nargs="*",
+                        default=["desktop-hdd-128", "desktop-ssd-128", "mobile-lpddr"])
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    pairs = []
+    for name in args.systems:
+        system = get_system(name)
+        pairs.append((run(system, args.results), run(null_disk(system), args.results)))
+        print(markdown(pairs[-1:]), flush=True)
+    print(markdown(pairs))
+
+
+if __name__ == "__main__":
+    main()
