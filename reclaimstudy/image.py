@@ -56,6 +56,13 @@ class Image:
     def manifest(self) -> dict:
         return json.loads((self.directory / "manifest.json").read_text())
 
+    def in_cache(self) -> bool:
+        return (self.directory / "manifest.json").is_file() and self.root.is_file()
+
+    def mark_used(self) -> None:
+        """Pruning keeps the most recently used images: a run marks its image used."""
+        os.utime(self.directory / "manifest.json")
+
     @property
     def partitioned(self) -> Path:
         return self.directory / "disk.img"
@@ -327,8 +334,9 @@ def _assemble(system: System, tarball: Path, rootfs: dict, inputs: dict, key: st
 
 
 def prune_images(images: Path, keep: int = KEEP_IMAGES) -> list[Path]:
-    """Delete all but the `keep` most recently built images (a run in progress keeps its
-    open files; the next run that needs a deleted image rebuilds it)."""
+    """Delete all but the `keep` most recently used images (built, or marked used by a
+    run): a run in progress keeps its open files, and the next run that needs a deleted
+    image builds it again (runs.execute checks)."""
     built = sorted((p.parent for p in images.glob("*/manifest.json")),
                    key=lambda d: (d / "manifest.json").stat().st_mtime, reverse=True)
     removed = built[keep:]

@@ -109,7 +109,14 @@ def execute(spec: RunSpec, backend: Backend, results: Path = RESULTS,
     A failed run is published too, with its logs and reason; only StudyError (bad
     input, missing tools) stops before that.
     """
+    image = prepared.parts.get("image") if prepared else None
+    if image is not None and hasattr(image, "in_cache") and not image.in_cache():
+        # Pruned from the cache since a long sweep prepared it: build it again (the
+        # same key gives the same image) rather than run on a missing disk.
+        prepared = None
     prepared = prepared or backend.prepare(spec)
+    if hasattr(prepared.parts.get("image"), "mark_used"):
+        prepared.parts["image"].mark_used()
     identity = run_identity(spec, prepared.identity)
     identifier = _id_of(spec, identity)
     directory = record.RunDirectory(study_dir(spec.study, results), identifier)
