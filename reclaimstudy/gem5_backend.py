@@ -7,7 +7,6 @@ system profile and gets its job through readfile (configs/gem5/reclaim_fs.py).
 """
 
 import json
-import mmap
 import os
 import shutil
 import subprocess
@@ -19,6 +18,7 @@ from pathlib import Path
 from reclaimstudy import gem5_stats
 from reclaimstudy.record import run_seed
 from reclaimstudy.backends import Backend, Outcome, Prepared
+from reclaimstudy.builds import links_tcmalloc
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.guest import kernel_cmdline
@@ -78,11 +78,6 @@ class Gem5:
         return {"version": self.version, "sha256": self.sha256, "patches": self.series,
                 "variant": self.variant, "tcmalloc": self.tcmalloc}
 
-
-def links_tcmalloc(path: Path) -> bool:
-    """Whether the binary is linked against tcmalloc (its dynamic string table names it)."""
-    with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        return data.find(b"libtcmalloc") != -1
 
 
 def require_disk_model(gem5: Gem5, system: System) -> None:

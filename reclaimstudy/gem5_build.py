@@ -11,15 +11,14 @@ is resumed by running the command again: scons rebuilds only what is missing.
 
 import json
 import os
-import platform
 import re
 import shutil
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from reclaimstudy import hostdeps
+from reclaimstudy.builds import build_facts, expected_steps, links_tcmalloc, patch_failure
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.locks import exclusive
@@ -139,12 +138,10 @@ def build_inputs(source: Path, variant: str) -> dict:
 def apply_series(tree: Path, series: Series) -> None:
     """Apply every patch with `patch -p1`; on failure say which one."""
     for patch in series.patches:
-        result = subprocess.run(
-            ["patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch", "-i", str(patch)],
-            cwd=tree, capture_output=True, text=True)
-        if result.returncode != 0:
+        output = patch_failure(tree, patch)
+        if output is not None:
             raise StudyError(f"gem5 patch {patch.name} does not apply to gem5 {series.version} "
-                             f"in {tree}:\n{result.stdout}{result.stderr}".rstrip())
+                             f"in {tree}:\n{output}")
 
 
 def copy_source(source: Path, files: list[Path], tree: Path) -> None:
@@ -152,12 +149,6 @@ def copy_source(source: Path, files: list[Path], tree: Path) -> None:
         target = tree / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source / relative, target, follow_symlinks=False)
-
-
-def _expected_steps(builds_dir: Path) -> int:
-    counts = [json.loads(m.read_text()).get("compile_steps", 0)
-              for m in builds_dir.glob("*/manifest.json")]
-    return max(counts, default=0) or DEFAULT_STEPS
 
 
 @dataclass(frozen=True)
@@ -214,23 +205,15 @@ def _build(source: Path, inputs: dict, key: str, work: Path, jobs: int | None) -
         [PYTHON, shutil.which("scons"), target, f"-j{jobs}",
          "PYTHON_CONFIG=/usr/bin/python3-config"],
         cwd=tree, log_path=work / "build.log", label="gem5 build",
-        step_pattern=r"^\s*\[\s*(CXX|SHCXX|CC)\]", expected_steps=_expected_steps(work.parent))
-    log = (work / "build.log").read_text(errors="replace")
+        step_pattern=r"^\s*\[\s*(CXX|SHCXX|CC)\]", expected_steps=expected_steps(work.parent, DEFAULT_STEPS))
     binary = tree / target
     manifest = dict(inputs)
     manifest.update({
         "key": key,
         "source": str(source),
         "binary_sha256": file_sha256(binary),
-        "tcmalloc": bool(re.search(
-            r"Checking for C library tcmalloc(_minimal)?\.\.\. (\(cached\) )?yes", log)),
-        "build_seconds": round(time.monotonic() - started, 1),
-        "build_jobs": jobs,
-        "compile_steps": steps,
-        "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "host": platform.node(),
-        "compiler": subprocess.run(["g++", "--version"], capture_output=True,
-                                   text=True).stdout.splitlines()[0],
+        "tcmalloc": links_tcmalloc(binary),
+        **build_facts(started, jobs, steps, "g++"),
     })
     # Written last: a build that dies half-way never looks complete.
     (work / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")

@@ -7,7 +7,6 @@ never rebuilt.
 
 import json
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reclaimstudy import hostdeps
+from reclaimstudy.builds import build_facts, expected_steps, patch_failure
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.locks import exclusive
@@ -165,12 +165,9 @@ def patched_files(series: Series) -> list[str]:
 
 def apply_series(source: Path, series: Series, installed_version: str) -> None:
     """Apply every patch with `patch -p1`; on failure say which one and against what."""
-    hostdeps.require_tool("patch")
     for patch in series.patches:
-        result = subprocess.run(
-            ["patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch", "-i", str(patch)],
-            cwd=source, capture_output=True, text=True)
-        if result.returncode != 0:
+        output = patch_failure(source, patch)
+        if output is not None:
             if installed_version != series.version:
                 why = (f"the installed {series.package} is {installed_version}, but the series "
                        f"was made against {series.version}: refresh the patches for "
@@ -178,7 +175,7 @@ def apply_series(source: Path, series: Series, installed_version: str) -> None:
             else:
                 why = "the installed source is the version the series was made against"
             raise StudyError(f"kernel patch {patch.name} does not apply ({why}).\n"
-                             f"{result.stdout}{result.stderr}".rstrip())
+                             f"{output}")
 
 
 def configure(source: Path, log_dir: Path) -> None:
@@ -189,14 +186,6 @@ def configure(source: Path, log_dir: Path) -> None:
     if unmet:
         raise StudyError(f"kconfig dropped options of {FRAGMENT} (unmet dependencies?):\n  "
                          + "\n  ".join(unmet))
-
-
-def _expected_steps(kernels_dir: Path) -> int:
-    """Object count of the last build, the best guess for this one."""
-    counts = []
-    for manifest in kernels_dir.glob("*/manifest.json"):
-        counts.append(json.loads(manifest.read_text()).get("compile_steps", 0))
-    return max(counts, default=0) or DEFAULT_STEPS
 
 
 def build_kernel(jobs: int | None = None, force: bool = False) -> Kernel:
@@ -231,7 +220,7 @@ def _build(inputs: dict, key: str, final: Path, jobs: int | None) -> Kernel:
     steps = run_logged(
         ["make", "ARCH=x86_64", f"-j{jobs}", "vmlinux", "bzImage"], cwd=source,
         log_path=work / "build.log", label="kernel build",
-        step_pattern=r"^\s+(CC|AS|LD|AR)\s", expected_steps=_expected_steps(kernels_dir))
+        step_pattern=r"^\s+(CC|AS|LD|AR)\s", expected_steps=expected_steps(kernels_dir, DEFAULT_STEPS))
 
     outputs = work / "out"
     outputs.mkdir()
@@ -248,13 +237,7 @@ def _build(inputs: dict, key: str, final: Path, jobs: int | None) -> Kernel:
         "vmlinux_sha256": file_sha256(outputs / "vmlinux"),
         "vmlinux_bytes": (outputs / "vmlinux").stat().st_size,
         "bzimage_sha256": file_sha256(outputs / "bzImage"),
-        "build_seconds": round(time.monotonic() - started, 1),
-        "build_jobs": jobs,
-        "compile_steps": steps,
-        "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "host": platform.node(),
-        "compiler": subprocess.run(["gcc", "--version"], capture_output=True,
-                                   text=True).stdout.splitlines()[0],
+        **build_facts(started, jobs, steps, "gcc"),
     })
     # The manifest is written last and the directory renamed into place, so a
     # build that dies half-way never looks complete.
