@@ -39,6 +39,12 @@ class Backend(ABC):
         """Build or reuse what the spec's system needs."""
 
     @abstractmethod
+    def identity(self, spec) -> dict:
+        """What prepare(spec).identity will be, from the inputs alone, building nothing:
+        a run's id is known before its kernel, image or checkpoint exist (a cluster
+        submission names its runs before the job that prepares them has run)."""
+
+    @abstractmethod
     def run(self, spec, prepared: Prepared, job: Path, run_dir: Path,
             timeout_s: float | None = None) -> Outcome:
         """Run one point; leave console.log and the backend's outputs in run_dir."""

@@ -22,8 +22,8 @@ from reclaimstudy.builds import links_tcmalloc
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.guest import kernel_cmdline
-from reclaimstudy.image import Image, build_image
-from reclaimstudy.kernel import Kernel, build_kernel
+from reclaimstudy.image import Image, build_image, image_inputs, image_key
+from reclaimstudy.kernel import Kernel, build_kernel, configured_hz, current_kernel_key
 from reclaimstudy.locks import exclusive
 from reclaimstudy.paths import CONFIGS, cache_dir
 from reclaimstudy.progress import console
@@ -49,13 +49,13 @@ UNPATCHED_HINT = (
     "gem5-patches/ to a copy and builds it) and export the GEM5 it prints")
 
 
-def gem5_kernel_args(kernel: Kernel, system: System) -> str:
+def gem5_kernel_args(kernel_hz: int, system: System) -> str:
     """idle=halt against the mwait_idle oops reported after CPU switches, and a fixed
     loops-per-jiffy so the guest skips calibration. gem5's TSC counts CPU cycles
     (src/arch/x86/isa.cc), so udelay()'s delay_tsc needs clock / HZ. gem5's stdlib
     default, lpj=7999923, fits 2 GHz at HZ=250: at our HZ=1000 it made every udelay
     four times too long (libata's per-command delays took 40 us instead of 10)."""
-    return f"idle=halt lpj={system.cpu.hz // kernel.hz}"
+    return f"idle=halt lpj={system.cpu.hz // kernel_hz}"
 
 
 @dataclass(frozen=True)
@@ -197,7 +197,7 @@ def kvm_usable(gem5: Gem5, system: System, kernel: Kernel, image: Image) -> tupl
         probe = cache_dir() / "gem5-kvm-probe"
         shutil.rmtree(probe, ignore_errors=True)
         params = gem5_params("boot", system, kernel, image, probe / "cpt", "kvm",
-                             kernel_cmdline(NAME, gem5_kernel_args(kernel, system), system.disk.swap),
+                             kernel_cmdline(NAME, gem5_kernel_args(kernel.hz, system), system.disk.swap),
                              max_sim_seconds=0.5,
                              max_host_seconds=60)
         result = simulate(gem5, params, probe / "out", timeout_s=120)
@@ -213,9 +213,15 @@ def kvm_usable(gem5: Gem5, system: System, kernel: Kernel, image: Image) -> tupl
 
 
 def checkpoint_key(gem5: Gem5, kernel: Kernel, image: Image, system: System) -> str:
-    return json_sha256({"gem5": gem5.sha256, "kernel": kernel.manifest["key"],
-                        "image": image.manifest["key"], "layout": system.memory_layout(),
-                        "args": gem5_kernel_args(kernel, system),
+    return _checkpoint_key(gem5.sha256, kernel.manifest["key"], image.manifest["key"],
+                           kernel.hz, system)
+
+
+def _checkpoint_key(gem5_sha256: str, kernel_key: str, image_key: str, kernel_hz: int,
+                    system: System) -> str:
+    return json_sha256({"gem5": gem5_sha256, "kernel": kernel_key, "image": image_key,
+                        "layout": system.memory_layout(),
+                        "args": gem5_kernel_args(kernel_hz, system),
                         "script": file_sha256(CONFIG_SCRIPT)})[:16]
 
 
@@ -240,7 +246,7 @@ def _boot_and_checkpoint(gem5: Gem5, kernel: Kernel, image: Image, system: Syste
     work = final.with_name(f"{key}.building-{os.getpid()}")
     shutil.rmtree(work, ignore_errors=True)
     params = gem5_params("boot", system, kernel, image, work / "cpt", cpu,
-                         kernel_cmdline(NAME, f"{gem5_kernel_args(kernel, system)} "
+                         kernel_cmdline(NAME, f"{gem5_kernel_args(kernel.hz, system)} "
                                               "reclaim.checkpoint=1", system.disk.swap))
     console.print(f"gem5: boot + checkpoint {key} ({system.memory_mib} MiB "
                   f"{system.memory.type}, {cpu} CPU)")
@@ -267,6 +273,14 @@ class Gem5Backend(Backend):
     # gem5's name for the first UART's output file (board.pc.com_1, stdlib X86Board).
     console_file = "board.pc.com_1.device"
 
+    def identity(self, spec) -> dict:
+        gem5 = find_gem5()
+        require_disk_model(gem5, spec.system)
+        kernel, image = current_kernel_key(), image_key(image_inputs(spec.system))
+        return {"kernel": kernel, "image": image, "gem5": gem5.sha256,
+                "checkpoint": _checkpoint_key(gem5.sha256, kernel, image, configured_hz(),
+                                              spec.system)}
+
     def prepare(self, spec) -> Prepared:
         gem5 = find_gem5()
         require_disk_model(gem5, spec.system)
@@ -292,7 +306,7 @@ class Gem5Backend(Backend):
         system, kernel = spec.system, prepared.parts["kernel"]
         params = gem5_params("run", system, kernel, prepared.parts["image"],
                              prepared.parts["checkpoint"] / "cpt", system.cpu.model,
-                             kernel_cmdline(NAME, gem5_kernel_args(kernel, system), system.disk.swap),
+                             kernel_cmdline(NAME, gem5_kernel_args(kernel.hz, system), system.disk.swap),
                              job=job.read_text(), disk_seed=run_seed(spec.repetition),
                              max_sim_seconds=3600.0, max_host_seconds=timeout_s)
         result = simulate(prepared.parts["gem5"], params, run_dir, timeout_s=timeout_s + 300)

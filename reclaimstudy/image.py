@@ -146,10 +146,14 @@ def rootfs_spec() -> dict:
     return spec
 
 
+def rootfs_key() -> str:
+    return json_sha256({"spec": rootfs_spec(), "recipe": ROOTFS_RECIPE})[:16]
+
+
 def rootfs_tarball() -> tuple[Path, dict]:
     """The cached Debian userland tarball, made with mmdebstrap when missing."""
     spec = rootfs_spec()
-    key = json_sha256({"spec": spec, "recipe": ROOTFS_RECIPE})[:16]
+    key = rootfs_key()
     directory = cache_dir() / "rootfs"
     tarball = directory / f"{key}.tar"
     manifest_path = directory / f"{key}.json"
@@ -242,9 +246,9 @@ def generate_data(tree: Path, programs: Path, memory_mib: int, work: Path) -> No
 
 
 def image_inputs(system: System) -> dict:
-    _, rootfs = rootfs_tarball()
+    """Everything that determines a system's image, by content; builds nothing."""
     return {
-        "rootfs_key": rootfs["key"],
+        "rootfs_key": rootfs_key(),
         "guest_runtime_sha256": tree_sha256(GUEST_RUNTIME),
         "workloads_sha256": tree_sha256(WORKLOADS, skip={"build"}),
         "workloads_meta": workloads_meta(),
@@ -263,13 +267,17 @@ def _du_mib(tree: Path) -> float:
     return total / (1 << 20)
 
 
+def image_key(inputs: dict) -> str:
+    return json_sha256(inputs)[:16]
+
+
 def build_image(system: System, force: bool = False) -> Image:
     """Return the cached root + swap images for `system`, building them if needed."""
     for tool in ("mke2fs", "mkswap", "make", "gcc", "tar"):
         hostdeps.require_tool(tool)
     tarball, rootfs = rootfs_tarball()
     inputs = image_inputs(system)
-    key = json_sha256(inputs)[:16]
+    key = image_key(inputs)
     images = cache_dir() / "images"
     final = images / key
     if (final / "manifest.json").is_file() and not force:

@@ -141,6 +141,21 @@ def kernel_key(inputs: dict) -> str:
     return json_sha256(inputs)[:16]
 
 
+def current_kernel_key() -> str:
+    """The key build_kernel() gives for today's inputs, without building anything."""
+    return kernel_key(kernel_inputs())
+
+
+def configured_hz() -> int:
+    """CONFIG_HZ as the fragment chooses it (CONFIG_HZ_<N>=y): what Kernel.hz reads from
+    the built config, known before the build."""
+    chosen = [int(option[len("CONFIG_HZ_"):]) for option, value in read_kconfig(FRAGMENT).items()
+              if re.fullmatch(r"CONFIG_HZ_\d+", option) and value == "y"]
+    if len(chosen) != 1:
+        raise StudyError(f"{FRAGMENT}: expected one CONFIG_HZ_<N>=y line, found {len(chosen)}")
+    return chosen[0]
+
+
 def extract_source(destination: Path, members: list[str] | None = None) -> Path:
     """Unpack Debian's tarball (or only `members`, paths inside the tree) into `destination`."""
     hostdeps.require_tool("xz")

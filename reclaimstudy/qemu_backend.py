@@ -10,8 +10,8 @@ from pathlib import Path
 from reclaimstudy import qemu
 from reclaimstudy.backends import Backend, Outcome, Prepared
 from reclaimstudy.guest import kernel_cmdline
-from reclaimstudy.image import build_image
-from reclaimstudy.kernel import build_kernel
+from reclaimstudy.image import build_image, image_inputs, image_key
+from reclaimstudy.kernel import build_kernel, current_kernel_key
 
 JOB_FW_CFG = "opt/reclaim/job"
 DEFAULT_TIMEOUT_S = 900.0
@@ -20,6 +20,9 @@ DEFAULT_TIMEOUT_S = 900.0
 class QemuBackend(Backend):
     name = "qemu"
     console_file = "console.log"
+
+    def identity(self, spec) -> dict:
+        return {"kernel": current_kernel_key(), "image": image_key(image_inputs(spec.system))}
 
     def prepare(self, spec) -> Prepared:
         """Build (or reuse) the kernel and image; the accelerator is probed once."""

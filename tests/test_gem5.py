@@ -100,7 +100,7 @@ def test_the_guest_delay_loop_is_set_from_the_cpu_clock_and_the_kernels_hz(tmp_p
     # gem5's TSC counts CPU cycles: loops per jiffy = cycles per second / jiffies per second
     for clock, lpj in (("2GHz", 2_000_000), ("1500MHz", 1_500_000), ("3.2GHz", 3_200_000)):
         system = get_system("desktop-hdd").changed(cpu={"clock": clock})
-        assert gem5_backend.gem5_kernel_args(kernel, system).split() == ["idle=halt", f"lpj={lpj}"]
+        assert gem5_backend.gem5_kernel_args(kernel.hz, system).split() == ["idle=halt", f"lpj={lpj}"]
     (tmp_path / "config").write_text("CONFIG_HZ_250=y\n")
     with pytest.raises(StudyError, match="no CONFIG_HZ line"):
         Kernel(tmp_path).hz
@@ -169,6 +169,7 @@ def test_seed_001s_control_on_gem5_keeps_reading_from_disk_only_without_anon_sca
         return runs.RunSpec("gem5-control", get_system("ci-tiny"), get_policy(policy), workload,
                             workload.arguments({"rounds": 6, "file": "control.bin"}), 0, "gem5")
     prepared = backend.prepare(spec("old-refault-distance"))
+    assert backend.identity(spec("old-refault-distance")) == prepared.identity  # before building
 
     def late_refaults(policy):
         record = runs.execute(spec(policy), backend, tmp_path, prepared, timeout_s=3600)

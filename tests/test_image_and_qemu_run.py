@@ -97,6 +97,14 @@ def test_run_json_records_every_input_with_hashes(smoke_run):
     assert identity["artefacts"] == {"kernel": record["artefacts"]["kernel"]["key"],
                                      "image": record["artefacts"]["image"]["key"]}
     assert record["run_id"].endswith(json_sha256(identity)[:10])
+    # The same artefact keys come from the inputs alone (a cluster submission names its
+    # runs before anything is built).
+    spec = runs.RunSpec(study="test-qemu", system=get_system("ci-tiny"),
+                        policy=get_policy("madv-free-off"), workload=get_workload("smoke"),
+                        arguments=identity["workload"]["arguments"], repetition=0,
+                        backend="qemu")
+    assert QemuBackend().identity(spec) == identity["artefacts"]
+    assert runs.run_id(spec, QemuBackend().identity(spec)) == record["run_id"]
     # ... and what produced it: the Python and Debian package versions of the host.
     host = record["host"]
     assert host["python_packages"]["pandas"] == importlib.metadata.version("pandas")
