@@ -98,11 +98,37 @@ def cmd_sweep(args) -> int:
 
     study = load_study(args.study)
     backend = resolve_backend(args.backend)
+    if args.on == "slurm":
+        from reclaimstudy.cluster import SlurmOptions, submit
+
+        if args.jobs is not None:
+            raise StudyError("--jobs is for a sweep on this machine; on Slurm, --max-running "
+                             "caps the tasks at once")
+        submit(study, backend, args.results, SlurmOptions(
+            partition=args.partition, account=args.account, time=args.time,
+            mem_mib=args.mem, max_running=args.max_running, prepare_time=args.prepare_time,
+            prepare_cpus=args.prepare_cpus, extra=args.sbatch), timeout_s=args.timeout)
+        return 0
     result = run_sweep(study, backend, args.results, jobs=args.jobs, timeout_s=args.timeout,
                        status_every_s=args.status_every)
     console.print(f"sweep {study.name}: {result.planned} runs, {result.skipped} already done, "
                   f"{result.done} run now, {len(result.failed)} failed")
     return 0 if result.ok else 1
+
+
+def cmd_status(args) -> int:
+    from reclaimstudy.cluster import print_status
+    from reclaimstudy.studies import load_study
+
+    states = print_status(load_study(args.study), resolve_backend(args.backend), args.results)
+    return 1 if any(s.state == "failed" for s in states) else 0
+
+
+def cmd_slurm_step(args) -> int:
+    from reclaimstudy import cluster
+
+    step = cluster.prepare_step if args.command == "slurm-prepare" else cluster.task_step
+    return step(args.ledger)
 
 
 def cmd_compare(args) -> int:
@@ -210,10 +236,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, help="seconds before the run is killed and marked failed")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("sweep", help="run every point of a study, in parallel and resumably")
+    p = sub.add_parser("sweep", help="run every point of a study, in parallel and resumably, "
+                                      "here or as a Slurm job array")
     p.add_argument("study", help="study name (configs/studies/NAME.toml) or a path to one")
     _sweep_options(p)
+    p.add_argument("--on", choices=("here", "slurm"), default="here",
+                   help="here (default), or slurm: submit a prepare job and a job array of the "
+                        "pending runs, and return")
+    slurm = p.add_argument_group("with --on slurm")
+    slurm.add_argument("--partition", help="sbatch --partition")
+    slurm.add_argument("--account", help="sbatch --account")
+    slurm.add_argument("--time", help="time limit per run's task, as sbatch --time takes it")
+    slurm.add_argument("--mem", type=int, metavar="MIB",
+                       help="memory per task in MiB (default: the guest's + the simulator's)")
+    slurm.add_argument("--max-running", type=int, metavar="N", help="tasks of the array at once")
+    slurm.add_argument("--prepare-time", help="time limit of the prepare job")
+    slurm.add_argument("--prepare-cpus", type=int, default=1, metavar="N",
+                       help="cores of the prepare job (builds the kernel; default 1)")
+    slurm.add_argument("--sbatch", action="append", default=[], metavar="OPTION",
+                       help="another sbatch option for both jobs, e.g. --sbatch=--qos=long "
+                            "(repeatable)")
     p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("status", help="each run of a study: done, failed, queued, running or "
+                                       "not run (from its run directories and Slurm)")
+    p.add_argument("study", help="study name or path")
+    p.add_argument("--backend", default="auto", help="gem5, qemu, or auto (gem5 when GEM5 is set)")
+    p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
+    p.set_defaults(func=cmd_status)
+
+    for step, what in (("slurm-prepare", "the prepare job"), ("slurm-task", "one array task")):
+        p = sub.add_parser(step, help=f"{what} of `sweep --on slurm` (its batch scripts run it)")
+        p.add_argument("ledger", help="the submission's ledger (results/STUDY/.slurm/submissions/)")
+        p.set_defaults(func=cmd_slurm_step)
 
     p = sub.add_parser("compare", help="compare policies across a study's runs (mmtests-style)")
     p.add_argument("study", help="study name or path")

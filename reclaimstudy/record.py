@@ -187,12 +187,53 @@ def published_runs(study_path: Path, study: str | None = None) -> list[Published
     return found
 
 
+def partial_name(identifier: str, pid: int | None = None, host: str | None = None) -> str:
+    """A run being written: by which process on which machine (results folders are
+    shared by the nodes of a cluster, and a pid means nothing on another node)."""
+    return f"{identifier}-{pid or os.getpid()}@{host or this_host()}"
+
+
+def partial_owner(name: str) -> tuple[int | None, str]:
+    """(pid, host) of a partial directory's name; host "" for names without one."""
+    tail = name.rsplit("-", 1)[-1]
+    pid, _, host = tail.partition("@")
+    return (int(pid) if pid.isdigit() else None), host
+
+
+def this_host() -> str:
+    return os.uname().nodename
+
+
+def partials_of(study_path: Path, identifier: str) -> list[Path]:
+    return sorted((study_path / PARTIAL).glob(f"{identifier}-*"), key=lambda p: p.stat().st_mtime)
+
+
+def discard_partials(study_path: Path, identifier: str) -> None:
+    """Throw away what earlier attempts at a run left half-written (a cluster task does
+    this first: its submission made it the run's only attempt)."""
+    for path in partials_of(study_path, identifier):
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def publish_leftover(study_path: Path, identifier: str, record: dict) -> Path:
+    """Publish a run that died unpublished (a cluster task Slurm ended) with `record`,
+    keeping what it had written: its newest partial directory, or an empty one."""
+    leftovers = partials_of(study_path, identifier)
+    directory = RunDirectory.__new__(RunDirectory)
+    directory.final = study_path / identifier
+    directory.path = leftovers[-1] if leftovers else study_path / PARTIAL / partial_name(identifier)
+    directory.path.mkdir(parents=True, exist_ok=True)
+    for older in leftovers[:-1]:
+        shutil.rmtree(older, ignore_errors=True)
+    return directory.publish(record)
+
+
 class RunDirectory:
     """Where a run is assembled, then published atomically with its run.json."""
 
     def __init__(self, study_path: Path, identifier: str):
         self.final = study_path / identifier
-        self.path = study_path / PARTIAL / f"{identifier}-{os.getpid()}"
+        self.path = study_path / PARTIAL / partial_name(identifier)
         shutil.rmtree(self.path, ignore_errors=True)
         self.path.mkdir(parents=True)
 

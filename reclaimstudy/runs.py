@@ -95,10 +95,13 @@ def python_package_versions() -> dict[str, str]:
 
 def host_info() -> dict:
     """Where and with what a run was made; provenance, not part of its identity."""
-    return {"node": platform.node(), "cpus": os.cpu_count(), "system": platform.platform(),
+    info = {"node": platform.node(), "cpus": os.cpu_count(), "system": platform.platform(),
             "python": platform.python_version(),
             "python_packages": python_package_versions(),
             "debian_packages": hostdeps.debian_package_versions()}
+    if os.environ.get("SLURM_ARRAY_JOB_ID"):  # a task of `sweep --on slurm` (cluster.py)
+        info["slurm_job"] = f"{os.environ['SLURM_ARRAY_JOB_ID']}_{os.environ['SLURM_ARRAY_TASK_ID']}"
+    return info
 
 
 def execute(spec: RunSpec, backend: Backend, results: Path = RESULTS,

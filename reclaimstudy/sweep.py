@@ -63,8 +63,10 @@ def clean_partials(study_path: Path) -> int:
     partial = study_path / record.PARTIAL
     removed = 0
     for entry in partial.glob("*") if partial.is_dir() else []:
-        pid = entry.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and _alive(int(pid)):
+        pid, host = record.partial_owner(entry.name)
+        if host and host != record.this_host():
+            continue  # another node's (a cluster task's): only it knows whether it lives
+        if pid is not None and _alive(pid):
             continue
         shutil.rmtree(entry, ignore_errors=True)
         removed += 1

@@ -1,0 +1,171 @@
+"""Studies on Slurm: what Slurm's commands print, read back; a run's state from its
+directory and its task; and the smoke study as a job array on a real one-node Slurm
+(tests/slurmcluster.py), with a task cancelled mid-way and the study submitted again."""
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from reclaimstudy import slurm
+from reclaimstudy.cluster import SlurmOptions, classify
+from reclaimstudy.errors import StudyError
+from reclaimstudy.paths import REPO
+from reclaimstudy.record import PublishedRun
+from tests import slurmcluster
+
+# Captured from Debian 12's Slurm 22.05 (the test cluster).
+SQUEUE = """2_[8-17%2]|PENDING|JobArrayTaskLimit|2|2
+2_7|CANCELLED|None|10|2
+2_6|RUNNING|None|9|2
+1|COMPLETED|None|1|1
+"""
+SACCT_C = """2|2|COMPLETED|0:0|2026-11-23T20:31:17|2026-11-23T20:31:21
+10|10|CANCELLED by 0|0:15|2026-11-23T20:34:30|2026-11-23T20:34:33
+"""
+
+
+def test_squeue_and_sacct_lines_are_read_as_slurm_prints_them():
+    states = {s.job: s for s in slurm.parse_squeue(SQUEUE)}
+    assert states["2_6"].running and not states["2_6"].ended_badly
+    assert states["2_7"].ended_badly and states["2_7"].raw_id == "10"
+    assert states["2_[8-17%2]"].queued and states["2_[8-17%2]"].reason == "JobArrayTaskLimit"
+    assert not states["1"].ended_badly
+    ended = {s.raw_id: s for s in slurm.parse_sacct(SACCT_C)}
+    assert ended["10"].state == "CANCELLED" and ended["10"].exit_code == "0:15"
+    assert ended["10"].explain() == \
+        "CANCELLED, exit code 0:15: cancelled (scancel, or an administrator)"
+    assert slurm.JobState("3_1", "TIMEOUT").explain() == \
+        "TIMEOUT: it reached its time limit (--time)"
+    assert slurm.JobState("3_1", "OUT_OF_MEMORY").ended_badly
+
+
+def published(status: str, job: str = "", reason: str = "") -> PublishedRun:
+    return PublishedRun(Path("/nowhere"), {"status": status, "reason": reason,
+                                           "host": {"slurm_job": job} if job else {}})
+
+
+def test_a_runs_state_comes_from_its_directory_and_its_newest_task():
+    ok, running = slurm.JobState("2_1", "COMPLETED"), slurm.JobState("2_1", "RUNNING")
+    pending = slurm.JobState("2_1", "PENDING", reason="Priority")
+    cancelled = slurm.JobState("2_1", "CANCELLED")
+    prepare_failed = slurm.JobState("1", "FAILED", "1:0")
+    # never submitted, or submitted and forgotten before it ran (a pending task cancelled)
+    assert classify(None, "", None, None) == ("not run", "")
+    assert classify(None, "2_1", None, None) == ("not run", "")
+    assert classify(None, "2_1", pending, None) == ("queued", "Priority")
+    assert classify(None, "2_1", running, None) == ("running", "")
+    assert classify(published("ok", "2_1"), "2_1", ok, None) == ("done", "")
+    # a run that failed by itself keeps its own reason, even though Slurm says FAILED
+    assert classify(published("failed", "2_1", "gem5 panic"), "2_1",
+                    slurm.JobState("2_1", "FAILED", "1:0"), None) == ("failed", "gem5 panic")
+    # Slurm ended the task before it published: Slurm's reason
+    state, reason = classify(None, "2_1", cancelled, None)
+    assert state == "failed" and "Slurm ended task 2_1: CANCELLED" in reason
+    # an older attempt's failure does not explain a newer task's cancellation
+    state, reason = classify(published("failed", "1_4", "old"), "2_1", cancelled, None)
+    assert state == "failed" and "CANCELLED" in reason
+    # a failed run being redone is queued, not failed
+    assert classify(published("failed", "1_4", "old"), "2_1", pending, None)[0] == "queued"
+    # a done run is done whatever became of a later task
+    assert classify(published("ok", "1_4"), "2_1", cancelled, None) == ("done", "")
+    # the prepare job failed: the array's tasks never ran, and it says why
+    state, reason = classify(None, "2_1", cancelled, prepare_failed)
+    assert state == "not run" and "prepare job 1 ended FAILED" in reason
+
+
+def test_bad_options_are_refused_naming_the_value():
+    with pytest.raises(StudyError, match=r"--max-running=0: allowed a whole number >= 1"):
+        SlurmOptions(max_running=0).check()
+    with pytest.raises(StudyError, match=r"--mem=-5"):
+        SlurmOptions(mem_mib=-5).check()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    why = slurmcluster.missing()
+    if why:
+        pytest.skip(f"no Slurm test cluster: {why}")
+    directory = tmp_path_factory.mktemp("slurm")
+    one = slurmcluster.Cluster(directory)
+    try:
+        one.start()
+    except RuntimeError as error:
+        pytest.skip(f"the Slurm daemons did not start here: {error}")
+    yield one
+    one.stop()
+
+
+def study(cluster, *args) -> str:
+    result = subprocess.run([str(REPO / "study"), *args], env=cluster.env(),
+                            capture_output=True, text=True, timeout=600)
+    print(f"$ ./study {' '.join(args)}\n{result.stdout}{result.stderr}")  # the test's log
+    return result.stdout + result.stderr
+
+
+def squeue(cluster, *args) -> list[str]:
+    return subprocess.run(["squeue", "-h", *args], env=cluster.env(), capture_output=True,
+                          text=True, check=True).stdout.split()
+
+
+def wait_until_idle(cluster, timeout_s=900):
+    deadline = time.monotonic() + timeout_s
+    while squeue(cluster, "-o", "%i"):
+        assert time.monotonic() < deadline, f"jobs still queued: {squeue(cluster, '-o', '%i')}"
+        time.sleep(2)
+
+
+def run_jsons(study_path: Path) -> dict[str, str]:
+    return {p.parent.name: p.read_text() for p in study_path.glob("*/run.json")}
+
+
+@pytest.mark.slow
+def test_smoke_study_as_a_job_array_survives_a_cancelled_task(cluster, tmp_path):
+    results = tmp_path / "results"
+    options = ["--on", "slurm", "--backend", "qemu", "--results", str(results)]
+    out = study(cluster, "sweep", "smoke", *options, "--max-running", "2")
+    assert "18 runs: 18 not run" in out and "array" in out
+    # Cancel a task while it runs (the next one, should one finish before scancel lands).
+    cancelled, deadline = None, time.monotonic() + 600
+    while cancelled is None and time.monotonic() < deadline:
+        for task in [t for t in squeue(cluster, "-r", "-t", "RUNNING", "-o", "%i") if "_" in t]:
+            subprocess.run(["scancel", task], env=cluster.env(), check=True)
+            time.sleep(1)
+            state = squeue(cluster, "-t", "all", "-j", task, "-o", "%T")
+            if state == ["CANCELLED"]:
+                cancelled = task
+                break
+        time.sleep(0.5)
+    assert cancelled, "no task could be cancelled while it ran"
+    wait_until_idle(cluster)
+    out = study(cluster, "status", "smoke", "--backend", "qemu", "--results", str(results))
+    assert "smoke: 18 runs: 17 done, 1 failed" in out
+    study_path = results / "smoke"
+    failed = [json.loads(p.read_text()) for p in study_path.glob("*/run.json")
+              if json.loads(p.read_text())["status"] != "ok"]
+    assert len(failed) == 1 and failed[0]["slurm"]["job"] == cancelled
+    assert failed[0]["slurm"]["state"] == "CANCELLED"
+    assert f"Slurm ended task {cancelled}: CANCELLED" in failed[0]["reason"]
+    # Whatever the task had written went into the failed run's directory.
+    assert not list((study_path / ".partial").glob(f"{failed[0]['run_id']}-*"))
+    ended = [json.loads(line) for line in
+             (study_path / ".slurm" / "ended.jsonl").read_text().splitlines()]
+    assert [e["job"] for e in ended] == [cancelled]
+    before = run_jsons(study_path)
+
+    out = study(cluster, "sweep", "smoke", *options)
+    assert "17 done, 1 failed" in out and "of 1 run(s)" in out
+    wait_until_idle(cluster)
+    out = study(cluster, "status", "smoke", "--backend", "qemu", "--results", str(results))
+    assert "smoke: 18 runs: 18 done" in out
+    after = run_jsons(study_path)
+    redone = {name for name in before if before[name] != after[name]}
+    assert redone == {failed[0]["run_id"]}, "a complete run was redone"
+    assert json.loads(after[failed[0]["run_id"]])["host"]["slurm_job"].endswith("_0")
+    assert "nothing to submit" in study(cluster, "sweep", "smoke", *options)
+    # The cancellation stays on record after the run was redone.
+    ended = [json.loads(line) for line in
+             (study_path / ".slurm" / "ended.jsonl").read_text().splitlines()]
+    assert [(e["job"], e["state"]) for e in ended] == [(cancelled, "CANCELLED")]
