@@ -56,3 +56,13 @@ GEM5 = [
      r"\.IdeDisk\.dmaReadBytes$", "sum"),
 ]
 IPC = MetricSpec("ipc", "ratio", "ratio", "higher", "instructions per cycle")
+
+# A segmented gem5 run (reclaimstudy/gem5_segments.py) may cut a phase's statistics into
+# blocks at its checkpoints. Joining them: a counter adds; a ratio is averaged weighted
+# by what gem5 divides by (its formula): (ratio's key pattern, the weight's key, made from
+# the ratio's by re.sub).
+BLOCK_WEIGHTS = [
+    (r"overallMissRate::total$", "overallAccesses::total"),  # misses / accesses
+    (r"\.dram\.avgMemAccLat$", ".dram.readBursts"),            # latency / reads
+    (r"^.*bwTotal::total$", "simSeconds"),                      # bytes / seconds
+]

@@ -14,9 +14,10 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.gem5stats import StatsError, select_values
-from analysis.metrics import GEM5, IPC, PHASE_SECONDS, RECLAIM_EFFICIENCY, VMSTAT
+from analysis.metrics import BLOCK_WEIGHTS, GEM5, IPC, PHASE_SECONDS, RECLAIM_EFFICIENCY, VMSTAT
 from analysis.records import phase_vmstat_deltas, read_events, workload_metrics
 from reclaimstudy.errors import StudyError
+from reclaimstudy.gem5_stats import partial_blocks, phase_groups
 from reclaimstudy.metrics import MetricSpec
 from reclaimstudy.record import PublishedRun, published_runs
 from reclaimstudy.workloads import get_workload
@@ -55,11 +56,37 @@ def vmstat_rows(events: list[dict]) -> list[dict]:
     return rows
 
 
+def join_blocks(blocks: list[dict[str, float]]) -> dict[str, float]:
+    """One phase's values from the blocks a segmented run cut it into (BLOCK_WEIGHTS)."""
+    if len(blocks) == 1:
+        return blocks[0]
+    joined = {}
+    for key in blocks[0]:
+        weight_key = next((re.sub(pattern, weight, key) for pattern, weight in BLOCK_WEIGHTS
+                           if re.search(pattern, key)), None)
+        values = [block.get(key, 0.0) for block in blocks]
+        if weight_key is None:
+            joined[key] = sum(values)
+            continue
+        weights = [block.get(weight_key, 0.0) for block in blocks]
+        if weight_key not in blocks[0]:
+            raise StudyError(f"joining a phase's stats blocks: {key} needs {weight_key}")
+        total = sum(weights)
+        joined[key] = sum(v * w for v, w in zip(values, weights) if w) / total if total else 0.0
+    return joined
+
+
 def gem5_rows(run_dir: Path, phases: list[str]) -> list[dict]:
     stats = run_dir / "stats.txt"
     if not stats.is_file():
         return []
-    blocks = select_values(stats, [pattern for _, pattern, _ in GEM5])
+    patterns = [pattern for _, pattern, _ in GEM5]
+    partial = partial_blocks(run_dir)
+    if partial:  # what joining its cut blocks weighs ratios by
+        patterns += [re.escape(w.lstrip("^.")) for _, w in BLOCK_WEIGHTS]
+    blocks = select_values(stats, patterns)
+    blocks = [join_blocks([blocks[i] for i in group])
+              for group in phase_groups(len(blocks), partial)]
     if len(blocks) != len(phases):
         raise StudyError(f"{stats}: {len(blocks)} stats blocks for {len(phases)} phases "
                          f"({', '.join(phases)}); a run's stats.txt has one block per phase")

@@ -46,8 +46,9 @@ class Backend(ABC):
 
     @abstractmethod
     def run(self, spec, prepared: Prepared, job: Path, run_dir: Path,
-            timeout_s: float | None = None) -> Outcome:
-        """Run one point; leave console.log and the backend's outputs in run_dir."""
+            timeout_s: float | None = None, work: Path | None = None) -> Outcome:
+        """Run one point; leave console.log and the backend's outputs in run_dir. `work`:
+        a folder that outlives this process, for what a run started again resumes from."""
 
     def check_outputs(self, run_dir: Path, phases: int) -> str | None:
         """Why the backend's own outputs of a finished run cannot be trusted, or None."""

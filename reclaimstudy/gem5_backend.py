@@ -20,6 +20,7 @@ from reclaimstudy.record import run_seed
 from reclaimstudy.backends import Backend, Outcome, Prepared
 from reclaimstudy.builds import links_tcmalloc
 from reclaimstudy.errors import StudyError
+from reclaimstudy.gem5_segments import run_segmented
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.guest import kernel_cmdline
 from reclaimstudy.image import Image, build_image, image_inputs, image_key
@@ -301,20 +302,31 @@ class Gem5Backend(Backend):
             parts={"gem5": gem5, "kernel": kernel, "image": image, "checkpoint": checkpoint})
 
     def run(self, spec, prepared: Prepared, job: Path, run_dir: Path,
-            timeout_s: float | None = None) -> Outcome:
+            timeout_s: float | None = None, work: Path | None = None) -> Outcome:
         timeout_s = timeout_s or DEFAULT_TIMEOUT_S
-        system, kernel = spec.system, prepared.parts["kernel"]
-        params = gem5_params("run", system, kernel, prepared.parts["image"],
-                             prepared.parts["checkpoint"] / "cpt", system.cpu.model,
+        system, kernel, gem5 = spec.system, prepared.parts["kernel"], prepared.parts["gem5"]
+        boot = prepared.parts["checkpoint"] / "cpt"
+        params = gem5_params("run", system, kernel, prepared.parts["image"], boot,
+                             system.cpu.model,
                              kernel_cmdline(NAME, gem5_kernel_args(kernel.hz, system), system.disk.swap),
                              job=job.read_text(), disk_seed=run_seed(spec.repetition),
                              max_sim_seconds=3600.0, max_host_seconds=timeout_s)
-        result = simulate(prepared.parts["gem5"], params, run_dir, timeout_s=timeout_s + 300)
-        gem5_console = run_dir / self.console_file
-        if gem5_console.is_file():
-            gem5_console.rename(run_dir / "console.log")
+        schedule = spec.checkpoints()
+        if schedule:
+            if work is None:
+                raise StudyError(f"{spec.label()}: a run with checkpoints needs a folder to "
+                                 f"keep them in")
+            result = run_segmented(lambda p, out, t: simulate(gem5, p, out, timeout_s=t),
+                                   params, boot, schedule["every_sim_s"], work, run_dir,
+                                   timeout_s)
+        else:
+            result = simulate(gem5, params, run_dir, timeout_s=timeout_s + 300)
+            gem5_console = run_dir / self.console_file
+            if gem5_console.is_file():
+                gem5_console.rename(run_dir / "console.log")
         info = {"status": result["status"], "detail": result.get("detail", ""),
-                "sim_seconds": result.get("sim_seconds"), **result["host"]}
+                "sim_seconds": result.get("sim_seconds"), **result["host"],
+                **{k: result[k] for k in ("segments", "resumed_at_segment") if k in result}}
         failure = None if result["status"] == "exit" else \
             f"gem5 {result['status']}: {result.get('detail', '')}".strip()
         return Outcome(failure, info)

@@ -43,7 +43,7 @@ class QemuBackend(Backend):
             parts={"kernel": kernel, "image": image, "accel": accel})
 
     def run(self, spec, prepared: Prepared, job: Path, run_dir: Path,
-            timeout_s: float | None = None) -> Outcome:
+            timeout_s: float | None = None, work: Path | None = None) -> Outcome:
         timeout_s = timeout_s or DEFAULT_TIMEOUT_S
         kernel, image = prepared.parts["kernel"], prepared.parts["image"]
         # no_timer_check: under TCG on a busy host the kernel's boot-time check of the

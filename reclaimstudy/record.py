@@ -32,6 +32,7 @@ from reclaimstudy.hashing import json_sha256
 # run gets a new id, and runs of an older schema are set aside, never pooled.
 RUN_SCHEMA = 2
 PARTIAL = ".partial"
+CHECKPOINTS = ".checkpoints"  # a gem5 run's own checkpoints, until it completes
 POINT_FIELDS = ("system", "policy", "workload", "repetition")
 
 
@@ -45,7 +46,9 @@ def run_seed(repetition: int) -> int:
 def run_identity(spec_identity: dict, artefacts: dict) -> dict:
     """`spec_identity`: RunSpec.identity() (the point and the backend); `artefacts`: the
     identity the backend's prepare() returned (kernel, image, ...)."""
-    return {"schema": RUN_SCHEMA, **{k: spec_identity[k] for k in (*POINT_FIELDS, "backend")},
+    optional = [k for k in ("checkpoints",) if k in spec_identity]  # only when set: older ids stay
+    return {"schema": RUN_SCHEMA, **{k: spec_identity[k] for k in (*POINT_FIELDS, "backend",
+                                                                    *optional)},
             "artefacts": artefacts}
 
 

@@ -38,11 +38,23 @@ class RunSpec:
     repetition: int
     backend: str
     experiment: str = ""  # the study's name for this point; a label, not an input
+    # gem5: a checkpoint (and a restore) at every phase boundary and every this many
+    # simulated seconds; it shapes the numbers (caches restart cold), so it is an input.
+    checkpoint_every_s: float | None = None
 
     def identity(self) -> dict:
-        return {"system": self.system.identity(), "policy": self.policy.identity(),
-                "workload": {"name": self.workload.name, "arguments": self.arguments},
-                "repetition": self.repetition, "backend": self.backend}
+        identity = {"system": self.system.identity(), "policy": self.policy.identity(),
+                    "workload": {"name": self.workload.name, "arguments": self.arguments},
+                    "repetition": self.repetition, "backend": self.backend}
+        if self.checkpoints():
+            identity["checkpoints"] = self.checkpoints()
+        return identity
+
+    def checkpoints(self) -> dict | None:
+        """The run's checkpoint schedule (gem5 only; QEMU runs are never cut)."""
+        if self.checkpoint_every_s is None or self.backend != "gem5":
+            return None
+        return {"every_sim_s": self.checkpoint_every_s, "at_phases": True}
 
     def label(self) -> str:
         return f"{self.workload.name}/{self.policy.name}/{self.system.name}/r{self.repetition}"
@@ -126,7 +138,9 @@ def execute(spec: RunSpec, backend: Backend, results: Path = RESULTS,
     job = directory.path / "job.sh"
     job.write_text(job_text(spec, identifier))
     started = time.time()
-    outcome = backend.run(spec, prepared, job, directory.path, timeout_s=timeout_s)
+    # Where a run keeps what must outlive its process (gem5's run checkpoints).
+    work = study_dir(spec.study, results) / record.CHECKPOINTS / identifier
+    outcome = backend.run(spec, prepared, job, directory.path, timeout_s=timeout_s, work=work)
     console_log = directory.path / "console.log"
     if console_log.is_file():
         console = parse_console_file(console_log)

@@ -33,6 +33,9 @@ class Study:
     repetitions: int
     experiments: tuple[Experiment, ...]
     path: Path
+    # gem5 runs save a checkpoint at every phase boundary and every this many simulated
+    # seconds, and restore it to go on (None: one uninterrupted simulation per run).
+    checkpoint_every_s: float | None = None
 
     def runs(self, backend: str) -> list[tuple[Experiment, RunSpec]]:
         """Every run of the study, experiment by experiment. Repetitions vary the
@@ -51,7 +54,8 @@ class Study:
                             study=self.name, system=get_system(system), policy=get_policy(policy),
                             workload=workload, arguments=workload.arguments(values, where),
                             repetition=repetition, backend=backend,
-                            experiment=experiment.name)))
+                            experiment=experiment.name,
+                            checkpoint_every_s=self.checkpoint_every_s)))
         return out
 
     def points(self) -> set[str]:
@@ -84,7 +88,8 @@ def _names(where: str, key: str, one: str, value, allowed: list[str]) -> tuple[s
 def parse_study(name: str, table: dict, path: Path) -> Study:
     where = str(path)
     check_keys(where, table, {"description", "baseline", "repetitions", "systems", "policies",
-                              "experiment"}, {"description", "baseline", "experiment"})
+                              "experiment", "checkpoint_every_s"},
+               {"description", "baseline", "experiment"})
     policies, systems = list(load_policies()), system_names()
     workloads = [d.name for d in workload_dirs()]
     baseline = table["baseline"]
@@ -93,6 +98,11 @@ def parse_study(name: str, table: dict, path: Path) -> Study:
     repetitions = table.get("repetitions", 1)
     if not isinstance(repetitions, int) or not 1 <= repetitions <= 100:
         raise StudyError(f"{where}: repetitions = {repetitions!r}; allowed: integers 1..100")
+    every = table.get("checkpoint_every_s")
+    if every is not None and (isinstance(every, bool) or not isinstance(every, (int, float))
+                              or not every > 0):
+        raise StudyError(f"{where}: checkpoint_every_s = {every!r}; allowed: simulated seconds "
+                         f"> 0 between a gem5 run's checkpoints (or leave it out: none)")
     default_systems = table.get("systems")
     default_policies = table.get("policies")
     experiments, seen = [], set()
@@ -117,7 +127,8 @@ def parse_study(name: str, table: dict, path: Path) -> Study:
                                       exp_policies, exp_systems, params))
     if not experiments:
         raise StudyError(f"{where}: no [[experiment]]")
-    return Study(name, table["description"], baseline, repetitions, tuple(experiments), path)
+    return Study(name, table["description"], baseline, repetitions, tuple(experiments), path,
+                 float(every) if every is not None else None)
 
 
 def study_names() -> list[str]:

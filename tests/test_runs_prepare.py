@@ -34,7 +34,7 @@ class CountingBackend(Backend):
             an_image(self.image.directory)  # what build_image does: the same key again
         return Prepared({"kernel": "k1", "image": "i1"}, {}, {"image": self.image})
 
-    def run(self, spec, prepared, job, run_dir, timeout_s=None):
+    def run(self, spec, prepared, job, run_dir, timeout_s=None, work=None):
         self.runs_on.append(prepared.parts["image"].in_cache())
         (run_dir / self.console_file).write_text('@@reclaim {"event":"job_end","status":0}\n')
         return Outcome(None, {})

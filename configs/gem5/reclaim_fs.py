@@ -12,6 +12,12 @@ Two modes:
         latency, hand the job to the guest through readfile, simulate to `m5 exit`.
 Both write OUT/result.json: how the simulation ended, simulated and host seconds.
 A guard stops a run that exceeds its simulated or host time, or whose guest panics.
+
+A run may be cut into segments ("segment" in PARAMS): each ends at a phase boundary of
+the guest (its stats dump-and-reset) or on a grid of simulated time, dumps the phase's
+statistics so far as a partial block, saves a checkpoint and stops; the next segment
+restores it. Every segment boundary is a restore, whether or not the run was killed,
+so a run resumed from its newest checkpoint equals one never interrupted.
 """
 
 import atexit
@@ -144,6 +150,7 @@ class Outcome:
         self.detail = ""
         self.started = time.monotonic()
         self.console = outdir / "board.pc.com_1.device"
+        self.segment = None  # how a segment ended (Segment.close)
 
     def end(self, status: str, detail: str = "") -> bool:
         self.status, self.detail = status, detail
@@ -160,14 +167,68 @@ class Outcome:
     def write(self):
         result = {"mode": self.params["mode"], "status": self.status, "detail": self.detail,
                   "sim_seconds": m5.curTick() / 1e12,
-                  "host_seconds": round(time.monotonic() - self.started, 2)}
+                  "host_seconds": round(time.monotonic() - self.started, 2),
+                  "segment": self.segment}
         (self.outdir / "result.json").write_text(json.dumps(result, indent=2) + "\n")
+
+
+class Segment:
+    """Where this process's part of a segmented run ends, and what it has seen of the
+    guest's statistics. gem5 calls m5.stats.dump and m5.stats.reset by name for the
+    guest's m5 ops (pybind11/stats.cc), so wrapping them observes every phase boundary."""
+
+    def __init__(self, spec: dict):
+        self.every_ticks = int(spec["every_sim_s"] * 1e12)
+        self.at_phases = spec["at_phases"]
+        self.save_to = Path(spec["save_to"])
+        self.phases_begun = spec["phases_begun"]  # the guest reset its stats in an earlier segment
+        self.next_grid = None
+        self.last_reset = 0
+        self.boundary = False  # the guest just closed a phase: end the segment here
+        self.dump, self.reset = m5.stats.dump, m5.stats.reset
+        m5.stats.dump, m5.stats.reset = self._guest_dump, self._guest_reset
+
+    def _guest_dump(self, *args, **kwargs):
+        self.dump(*args, **kwargs)
+        if self.phases_begun and self.at_phases:
+            self.boundary = True
+            m5.scheduleTickExitFromCurrent(0)  # handled by the guard: ends the segment
+
+    def _guest_reset(self, *args, **kwargs):
+        self.reset(*args, **kwargs)
+        self.phases_begun = True
+        self.last_reset = m5.curTick()
+
+    def restored(self):
+        """At the restored tick: statistics count from here (gem5 starts them at tick 0),
+        and the grid of segment ends is absolute, whatever tick this is."""
+        self.reset()
+        self.last_reset = m5.curTick()
+        self.next_grid = (m5.curTick() // self.every_ticks + 1) * self.every_ticks
+
+    def due(self) -> str | None:
+        if self.boundary:
+            return "phase"
+        return "grid" if m5.curTick() >= self.next_grid else None
+
+    def close(self, simulator, why: str) -> dict:
+        """Dump the open phase's statistics so far (a partial block, joined to the rest of
+        its phase by the study), save the checkpoint, and say what was done."""
+        partial = self.phases_begun and m5.curTick() > self.last_reset
+        if partial:
+            self.dump()
+        atexit.unregister(m5.stats.dump)
+        atexit.unregister(self._guest_dump)
+        simulator.save_checkpoint(self.save_to)
+        return {"why": why, "tick": m5.curTick(), "partial_block": partial,
+                "phases_begun": self.phases_begun}
 
 
 def main(params_path: str):
     params = json.loads(Path(params_path).read_text())
     outdir = Path(m5.options.outdir)
     outcome = Outcome(params, outdir)
+    segment = Segment(params["segment"]) if params.get("segment") else None
     board = build_board(params)
     guard_ticks = int(params["guard_interval_ms"] * 1e9)
     max_ticks = int(params["max_sim_seconds"] * 1e12)
@@ -189,6 +250,9 @@ def main(params_path: str):
         return outcome.end("guest-fail", simulator.get_last_exit_event_cause())
 
     def on_guard():
+        if segment is not None and segment.due():
+            outcome.segment = segment.close(simulator, segment.due())
+            return outcome.end("segment", outcome.segment["why"])
         if outcome.guest_panicked():
             return outcome.end("kernel-panic", "the guest kernel panicked")
         if m5.curTick() >= max_ticks:
@@ -211,6 +275,8 @@ def main(params_path: str):
     # The first guard fires after instantiation (which may restore the checkpoint's tick).
     # Its exit string stays gem5's default: only that one maps to SCHEDULED_TICK.
     simulator._instantiate()
+    if segment is not None:
+        segment.restored()
     m5.scheduleTickExitFromCurrent(guard_ticks)
     simulator.run()
     if outcome.status == "running":

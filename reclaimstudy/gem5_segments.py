@@ -1,0 +1,113 @@
+"""A gem5 run in segments, each ending in a checkpoint that the next one restores, so a
+run killed part-way resumes from its newest checkpoint instead of from the boot.
+
+Segments end at every phase boundary of the guest and on a grid of simulated time
+(configs/gem5/reclaim_fs.py, class Segment). Every boundary is a restore whether or not
+the run was killed: gem5 does not checkpoint its caches, so restoring only after a kill
+would make a resumed run differ from an uninterrupted one. The schedule is in
+simulated time, never host time, for the same reason: it is part of the run's identity
+(RunSpec.checkpoints).
+
+Each segment's gem5 output is kept in WORK/seg-NNN/ (WORK: results/STUDY/.checkpoints/
+RUN_ID) until the run completes, with complete.json once its checkpoint is saved; only
+the newest checkpoint is kept. The run directory gets the segments joined: stats.txt
+(with stats-partial.json naming the blocks cut mid-phase), console.log, gem5's logs,
+and segments.json (how each segment ended and its host time).
+"""
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+from reclaimstudy.gem5_stats import BEGIN, PARTIAL_FILE
+
+COMPLETE = "complete.json"
+
+
+def completed(work: Path) -> list[Path]:
+    """The segments that saved their checkpoint, in order; throws away one cut short."""
+    found = []
+    for index in range(10_000):
+        directory = work / f"seg-{index:03d}"
+        if not (directory / COMPLETE).is_file():
+            break
+        found.append(directory)
+    for directory in work.glob("seg-*"):
+        if directory not in found:
+            shutil.rmtree(directory, ignore_errors=True)
+    return found
+
+
+def run_segmented(simulate, params: dict, boot_checkpoint: Path, every_sim_s: float,
+                  work: Path, run_dir: Path, timeout_s: float) -> dict:
+    """Simulate segment after segment until the guest exits or something fails; join the
+    segments' outputs into run_dir. `simulate(params, outdir, timeout_s)` runs gem5 once.
+    Returns the last segment's result, with the run's host figures and segment count."""
+    work.mkdir(parents=True, exist_ok=True)
+    done = completed(work)
+    resumed_at = len(done)
+    started = time.monotonic()
+    while True:
+        previous = json.loads((done[-1] / COMPLETE).read_text()) if done else None
+        outdir = work / f"seg-{len(done):03d}"
+        left = max(60.0, timeout_s - (time.monotonic() - started))
+        segment_params = dict(
+            params, checkpoint=str(done[-1] / "cpt" if done else boot_checkpoint),
+            max_host_seconds=left,
+            segment={"every_sim_s": every_sim_s, "at_phases": True, "save_to": str(outdir / "cpt"),
+                     "phases_begun": bool(previous and previous["segment"]["phases_begun"])})
+        result = simulate(segment_params, outdir, left + 300)
+        if result["status"] != "segment":
+            break
+        (outdir / COMPLETE).write_text(json.dumps(result, indent=1) + "\n")
+        if done:  # the newest checkpoint is all a resumed run needs
+            shutil.rmtree(done[-1] / "cpt", ignore_errors=True)
+        done.append(outdir)
+    segments = done + [outdir]
+    summary = join_outputs(segments, result, run_dir)
+    if result["status"] == "exit":  # complete: its checkpoints have served
+        shutil.rmtree(work, ignore_errors=True)
+    host = dict(result["host"])
+    host["wall_seconds"] = round(sum(s["host_wall_seconds"] for s in summary), 2)
+    host["max_rss_mib"] = max(s["host_max_rss_mib"] or 0 for s in summary)
+    return {**result, "host": host, "segments": len(segments), "resumed_at_segment": resumed_at}
+
+
+def join_outputs(segments: list[Path], last: dict, run_dir: Path) -> list[dict]:
+    """The segments' outputs as one run's: stats blocks in order (and which are partial),
+    the guest console, gem5's logs; segments.json says how each ended."""
+    summary, partial, blocks = [], [], 0
+    with open(run_dir / "stats.txt", "w") as stats, \
+            open(run_dir / "console.log", "w") as console:
+        for index, directory in enumerate(segments):
+            result = last if index == len(segments) - 1 else \
+                json.loads((directory / COMPLETE).read_text())
+            text = (directory / "stats.txt").read_text() if (directory / "stats.txt").is_file() else ""
+            stats.write(text)
+            blocks += text.count(BEGIN)
+            cut = result.get("segment") or {}
+            if cut.get("partial_block"):
+                partial.append(blocks - 1)
+            guest = directory / "board.pc.com_1.device"
+            if guest.is_file():
+                console.write(guest.read_text(errors="replace"))
+            summary.append({"segment": index, "status": result["status"],
+                            "ended": cut.get("why"), "tick": cut.get("tick"),
+                            "partial_block": bool(cut.get("partial_block")),
+                            "sim_seconds": result.get("sim_seconds"),
+                            "host_wall_seconds": result["host"]["wall_seconds"],
+                            "host_max_rss_mib": result["host"].get("max_rss_mib")})
+    (run_dir / PARTIAL_FILE).write_text(json.dumps({"partial_blocks": partial}) + "\n")
+    (run_dir / "segments.json").write_text(json.dumps(summary, indent=1) + "\n")
+    for name in ("gem5.log", "simout.txt", "simerr.txt"):
+        with open(run_dir / name, "w") as joined:
+            for index, directory in enumerate(segments):
+                if (directory / name).is_file():
+                    joined.write(f"=== segment {index} ===\n")
+                    joined.write((directory / name).read_text(errors="replace"))
+    for name in ("config.ini", "config.json"):
+        if (segments[0] / name).is_file():
+            shutil.copy2(segments[0] / name, run_dir / name)
+    shutil.copy2(segments[-1] / "params.json", run_dir / "params.json")
+    return summary
