@@ -96,7 +96,11 @@ def _status_lines(study_path: Path, console_file: str, running: dict, started: d
     lines = []
     for identifier, spec in running.items():
         partial = next(iter((study_path / record.PARTIAL).glob(f"{identifier}-*")), None)
-        where = current_phase(partial / console_file) if partial else "starting"
+        # A segmented gem5 run's console is in its segments' folders, newest last.
+        consoles = sorted((study_path / record.CHECKPOINTS / identifier).glob(
+            f"seg-*/{console_file}")) + ([partial / console_file] if partial else [])
+        where = next((w for w in map(current_phase, reversed(consoles)) if w != "starting"),
+                     "starting")
         price = book.price(spec)
         if not price:
             expected = ""

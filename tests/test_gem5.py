@@ -182,3 +182,81 @@ def test_seed_001s_control_on_gem5_keeps_reading_from_disk_only_without_anon_sca
                                            "old-refault-distance-scan-anon-off"])
     assert sum(off) > 2 * sum(on), (on, off)
     assert min(off) > 8000 and on[-1] < 4000, (on, off)
+
+
+KILL_SCRIPT = """
+import sys
+from pathlib import Path
+from reclaimstudy import runs
+from reclaimstudy.gem5_backend import Gem5Backend
+from tests.test_gem5 import segmented_spec
+runs.execute(segmented_spec(), Gem5Backend(), results=Path(sys.argv[1]), timeout_s=3600)
+"""
+HOST_STATS = ("host", "simFreq")  # what differs between two runs of one simulation
+
+
+def segmented_spec():
+    """ci-tiny's smoke, cut at its two phase boundaries and every 5 simulated ms (its
+    phases take 15 and 26 ms): partial blocks, phase checkpoints and several restores."""
+    workload = get_workload("smoke")
+    return runs.RunSpec("segments", get_system("ci-tiny"), get_policy("baseline"), workload,
+                        workload.arguments({"read_mib": 4, "anon_mib": 8}), 0, "gem5",
+                        checkpoint_every_s=0.005)
+
+
+def simulated_stats(run_dir: Path) -> list[dict]:
+    return [{k: v for k, v in block_values(b).items() if not k.startswith(HOST_STATS)}
+            for b in parse_stats(run_dir / "stats.txt")]
+
+
+@needs_gem5
+def test_a_gem5_run_killed_in_its_second_phase_resumes_and_ends_as_if_never_killed(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+    from reclaimstudy.paths import REPO
+
+    backend, spec = gem5_backend.Gem5Backend(), segmented_spec()
+    whole = runs.execute(spec, backend, tmp_path / "whole", timeout_s=3600)
+    assert whole["status"] == "ok", whole["reason"]
+    whole_dir = tmp_path / "whole" / "segments" / whole["run_id"]
+    segments = json.loads((whole_dir / "segments.json").read_text())
+    assert {"grid", "phase"} <= {s["ended"] for s in segments}
+    assert json.loads((whole_dir / "stats-partial.json").read_text())["partial_blocks"]
+    assert not (tmp_path / "whole" / "segments" / ".checkpoints" / whole["run_id"]).exists()
+
+    # Kill (SIGKILL, gem5 and all) once the second phase has begun and a checkpoint in it
+    # has been saved, then run again.
+    results = tmp_path / "killed"
+    work = results / "segments" / ".checkpoints" / whole["run_id"]
+    started = time.monotonic()
+    victim = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, str(results)], cwd=REPO,
+                              env=dict(os.environ, PYTHONPATH=str(REPO)),
+                              start_new_session=True)
+    first_phase_end = next(i for i, s in enumerate(segments) if s["ended"] == "phase")
+    while not (work / f"seg-{first_phase_end + 1:03d}" / "complete.json").is_file():
+        assert victim.poll() is None, "the run ended before it could be killed"
+        assert time.monotonic() - started < 3600
+        time.sleep(0.5)
+    time.sleep(2)  # into the next segment
+    os.killpg(victim.pid, signal.SIGKILL)
+    victim.wait()
+    killed_seconds = time.monotonic() - started
+    resumed = runs.execute(spec, backend, results, timeout_s=3600)
+    assert resumed["status"] == "ok", resumed["reason"]
+    assert resumed["backend_info"]["resumed_at_segment"] >= first_phase_end + 2
+    resumed_dir = results / "segments" / resumed["run_id"]
+    assert simulated_stats(resumed_dir) == simulated_stats(whole_dir)
+    assert (resumed_dir / "events.jsonl").read_text() == (whole_dir / "events.jsonl").read_text()
+    assert (resumed_dir / "stats-partial.json").read_text() == \
+        (whole_dir / "stats-partial.json").read_text()
+    assert not work.exists(), "the run's checkpoints outlived it"
+    # The host time the kill cost: both attempts against the run never killed. At most the
+    # segment it was in (which includes its restore), plus starting again.
+    lost = killed_seconds + resumed["wall_seconds"] - whole["wall_seconds"]
+    longest = max(s["host_wall_seconds"] for s in segments)
+    print(f"killed attempt {killed_seconds:.1f} s, resumed {resumed['wall_seconds']:.1f} s, "
+          f"uninterrupted {whole['wall_seconds']:.1f} s: lost {lost:.1f} s; "
+          f"{len(segments)} segments, the longest {longest:.1f} s")
+    assert lost <= longest + 60, lost
