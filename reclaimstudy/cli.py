@@ -82,7 +82,8 @@ def cmd_run(args) -> int:
     spec = runs.RunSpec(
         study=args.study, system=get_system(args.system), policy=get_policy(args.policy),
         workload=workload, arguments=workload.arguments(parse_params(args.param)),
-        repetition=args.repetition, backend=args.backend)
+        repetition=args.repetition, backend=args.backend,
+        checkpoint_every_s=args.checkpoint_every)
     record = runs.execute(spec, backend, results=args.results, timeout_s=args.timeout)
     where = runs.study_dir(spec.study, args.results) / record["run_id"]
     if record["status"] == "ok":
@@ -234,6 +235,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--study", default="adhoc", help="results/STUDY/ folder for the run (default adhoc)")
     p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
     p.add_argument("--timeout", type=float, help="seconds before the run is killed and marked failed")
+    p.add_argument("--checkpoint-every", type=_positive_seconds, metavar="S",
+                   help="gem5: checkpoint at every phase boundary and every S simulated "
+                        "seconds, restoring each, so a killed run resumes (a study sets it "
+                        "with checkpoint_every_s)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("sweep", help="run every point of a study, in parallel and resumably, "
