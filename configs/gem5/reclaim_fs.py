@@ -186,7 +186,6 @@ class Segment:
         self.last_reset = 0
         self.boundary = False  # the guest just closed a phase: end the segment here
         self.dump, self.reset = m5.stats.dump, m5.stats.reset
-        m5.stats.dump, m5.stats.reset = self._guest_dump, self._guest_reset
 
     def _guest_dump(self, *args, **kwargs):
         self.dump(*args, **kwargs)
@@ -196,15 +195,28 @@ class Segment:
 
     def _guest_reset(self, *args, **kwargs):
         self.reset(*args, **kwargs)
-        self.phases_begun = True
         self.last_reset = m5.curTick()
+        if self.own_resets:
+            self.own_resets -= 1
+            return
+        self.phases_begun = True
 
     def restored(self):
         """At the restored tick: statistics count from here (gem5 starts them at tick 0),
-        and the grid of segment ends is absolute, whatever tick this is."""
+        the grid of segment ends is absolute, whatever tick this is, and from now on
+        every stats dump or reset is the guest's (instantiation made its own before)."""
         self.reset()
         self.last_reset = m5.curTick()
         self.next_grid = (m5.curTick() // self.every_ticks + 1) * self.every_ticks
+        m5.scheduleTickExitAbsolute(self.next_grid)  # handled by the guard, as its own
+        # The first simulate() still resets the stats once itself (m5/simulate.py).
+        self.own_resets = 1 if sys.modules["m5.simulate"].need_startup else 0
+        m5.stats.dump, m5.stats.reset = self._guest_dump, self._guest_reset
+
+    def no_dump_at_exit(self):
+        """gem5 registers a stats dump at process exit (whichever dump was current)."""
+        atexit.unregister(self.dump)
+        atexit.unregister(self._guest_dump)
 
     def due(self) -> str | None:
         if self.boundary:
@@ -217,8 +229,7 @@ class Segment:
         partial = self.phases_begun and m5.curTick() > self.last_reset
         if partial:
             self.dump()
-        atexit.unregister(m5.stats.dump)
-        atexit.unregister(self._guest_dump)
+        self.no_dump_at_exit()
         simulator.save_checkpoint(self.save_to)
         return {"why": why, "tick": m5.curTick(), "partial_block": partial,
                 "phases_begun": self.phases_begun}
@@ -243,7 +254,10 @@ def main(params_path: str):
         if params["mode"] == "boot":
             return outcome.end("error", "the guest exited before asking for a checkpoint")
         # The guest closed its last phase with dumpresetstats: no tail block at exit.
-        atexit.unregister(m5.stats.dump)
+        if segment:
+            segment.no_dump_at_exit()
+        else:
+            atexit.unregister(m5.stats.dump)
         return outcome.end("exit")
 
     def on_fail():
