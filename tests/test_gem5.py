@@ -205,8 +205,9 @@ def segmented_spec():
 
 
 def simulated_stats(run_dir: Path) -> list[dict]:
-    return [{k: v for k, v in block_values(b).items() if not k.startswith(HOST_STATS)}
-            for b in parse_stats(run_dir / "stats.txt")]
+    """Every block's simulated statistics (nan, which equals nothing, as text)."""
+    return [{k: "nan" if v != v else v for k, v in block_values(b).items()
+             if not k.startswith(HOST_STATS)} for b in parse_stats(run_dir / "stats.txt")]
 
 
 @needs_gem5
