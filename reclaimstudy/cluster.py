@@ -209,11 +209,22 @@ def run_states(study: Study, backend_name: str, results: Path) -> list[RunState]
                 run_id not in published or
                 published[run_id].record.get("host", {}).get("slurm_job") != job):
             record_ended(study_path, spec, run_id, job, job_state, started.get(job), reason)
-        if state == "not run" and not job and list(
-                (study_path / record.PARTIAL).glob(f"{run_id}-*")):
+        if state == "not run" and not job and any(
+                _running_here(p.name) for p in record.partials_of(study_path, run_id)):
             state = "running"  # a local sweep's run in progress
         out.append(RunState(spec.label(), run_id, state, job, reason))
     return out
+
+
+def _running_here(partial_name: str) -> bool:
+    pid, host = record.partial_owner(partial_name)
+    if pid is None or (host and host != record.this_host()):
+        return False
+    try:
+        os.kill(pid, 0)
+        return True
+    except OSError:
+        return False
 
 
 def _script(kind: str, ledger_path: Path) -> str:
