@@ -290,7 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("smoke", help="the main job: sweep the smoke study and write its report")
     _sweep_options(p)
-    p.set_defaults(func=cmd_smoke)
+    p.set_defaults(func=cmd_smoke, on="here")  # its report needs the runs done here
     return parser
 
 

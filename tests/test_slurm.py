@@ -169,3 +169,23 @@ def test_smoke_study_as_a_job_array_survives_a_cancelled_task(cluster, tmp_path)
     ended = [json.loads(line) for line in
              (study_path / ".slurm" / "ended.jsonl").read_text().splitlines()]
     assert [(e["job"], e["state"]) for e in ended] == [(cancelled, "CANCELLED")]
+
+
+def test_smoke_and_sweep_reach_the_local_sweep_with_their_options(monkeypatch, tmp_path):
+    """`./study smoke` shares sweep's code path but has no --on: it sweeps here."""
+    from reclaimstudy import cli, sweep
+
+    called = []
+
+    def fake_sweep(study, backend, results, jobs=None, timeout_s=None, status_every_s=None):
+        called.append((study.name, backend, results, jobs))
+        return sweep.SweepResult(planned=1, done=1)
+    monkeypatch.setattr(sweep, "run_sweep", fake_sweep)
+    monkeypatch.setattr(cli, "cmd_report", lambda args: 0)
+    assert cli.main(["smoke", "--backend", "qemu", "--results", str(tmp_path)]) == 0
+    assert cli.main(["sweep", "smoke", "--backend", "qemu", "--results", str(tmp_path),
+                     "-j", "1"]) == 0
+    assert called == [("smoke", "qemu", tmp_path, None), ("smoke", "qemu", tmp_path, 1)]
+    # --jobs means nothing on Slurm, and says what does.
+    assert cli.main(["sweep", "smoke", "--on", "slurm", "--backend", "qemu", "-j", "2",
+                     "--results", str(tmp_path)]) == 2
