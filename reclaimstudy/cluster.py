@@ -68,13 +68,21 @@ class RunState:
     state: str           # one of STATES
     job: str = ""        # the Slurm task of its newest submission (12_3)
     reason: str = ""
+    spec: runs.RunSpec | None = None
 
 
 def slurm_dir(study_path: Path) -> Path:
     return study_path / SLURM_DIR
 
 
-def planned(study: Study, backend_name: str) -> list[tuple[runs.RunSpec, str]]:
+@dataclass(frozen=True)
+class PlannedRun:
+    spec: runs.RunSpec
+    run_id: str
+    artefacts: dict  # Backend.identity(spec): what the run id hashes besides the point
+
+
+def planned(study: Study, backend_name: str) -> list[PlannedRun]:
     """Every run of the study with its run id, from the inputs alone."""
     backend = get_backend(backend_name)
     artefacts: dict[str, dict] = {}
@@ -82,7 +90,8 @@ def planned(study: Study, backend_name: str) -> list[tuple[runs.RunSpec, str]]:
     for _, spec in study.runs(backend_name):
         if spec.system.name not in artefacts:
             artefacts[spec.system.name] = backend.identity(spec)
-        out.append((spec, runs.run_id(spec, artefacts[spec.system.name])))
+        keys = artefacts[spec.system.name]
+        out.append(PlannedRun(spec, runs.run_id(spec, keys), keys))
     return out
 
 
@@ -137,11 +146,12 @@ def classify(published: record.PublishedRun | None, job: str, job_state: slurm.J
     return "not run", ""
 
 
-def record_ended(study_path: Path, spec: runs.RunSpec, run_id: str, job: str,
-                 job_state: slurm.JobState, started: dict | None, reason: str) -> None:
+def record_ended(study_path: Path, run: PlannedRun, job: str, job_state: slurm.JobState,
+                 started: dict | None, reason: str) -> None:
     """Publish a run Slurm ended as failed, with Slurm's reason and whatever the task had
     written (its partial directory), and log the end in ended.jsonl for good."""
-    identity = runs.run_identity(spec, _artefacts_of(spec))
+    spec, run_id = run.spec, run.run_id
+    identity = runs.run_identity(spec, run.artefacts)
     written = {
         "schema": record.RUN_SCHEMA, "run_id": run_id, "identity": identity,
         "study": spec.study, "label": spec.label(), "backend": spec.backend,
@@ -160,16 +170,6 @@ def record_ended(study_path: Path, spec: runs.RunSpec, run_id: str, job: str,
         log.write(json.dumps({"run_id": run_id, "label": spec.label(), "job": job,
                               "state": job_state.state, "exit_code": job_state.exit_code,
                               "reason": reason, "recorded_at": _now()}) + "\n")
-
-
-_IDENTITIES: dict[str, dict] = {}
-
-
-def _artefacts_of(spec: runs.RunSpec) -> dict:
-    key = f"{spec.backend}:{spec.system.name}"
-    if key not in _IDENTITIES:
-        _IDENTITIES[key] = get_backend(spec.backend).identity(spec)
-    return _IDENTITIES[key]
 
 
 def _seconds_between(start: str, end: str) -> float:
@@ -199,7 +199,8 @@ def run_states(study: Study, backend_name: str, results: Path) -> list[RunState]
     states = slurm.job_states(wanted, {s["raw_id"]: name for name, s in started.items()}) \
         if wanted else {}
     out = []
-    for spec, run_id in plan:
+    for run in plan:
+        spec, run_id = run.spec, run.run_id
         job = tasks.get(run_id, "")
         job_state = states.get(job)
         prepare = prepares.get(job.split("_")[0]) if job else None
@@ -208,11 +209,11 @@ def run_states(study: Study, backend_name: str, results: Path) -> list[RunState]
         if state == "failed" and reason.startswith("Slurm ended task") and (
                 run_id not in published or
                 published[run_id].record.get("host", {}).get("slurm_job") != job):
-            record_ended(study_path, spec, run_id, job, job_state, started.get(job), reason)
+            record_ended(study_path, run, job, job_state, started.get(job), reason)
         if state == "not run" and not job and any(
                 _running_here(p.name) for p in record.partials_of(study_path, run_id)):
             state = "running"  # a local sweep's run in progress
-        out.append(RunState(spec.label(), run_id, state, job, reason))
+        out.append(RunState(spec.label(), run_id, state, job, reason, spec))
     return out
 
 
@@ -252,7 +253,6 @@ def submit(study: Study, backend_name: str, results: Path, options: SlurmOptions
     if not pending:
         console.print("sweep: nothing to submit")
         return None
-    specs = dict((run_id, spec) for spec, run_id in planned(study, backend_name))
     folder = slurm_dir(study_path)
     for sub in ("submissions", "tasks", "logs"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
@@ -275,7 +275,7 @@ def submit(study: Study, backend_name: str, results: Path, options: SlurmOptions
          f"--output={logs}/prepare-%j.out", f"--cpus-per-task={options.prepare_cpus}",
          "--ntasks=1", *([f"--time={options.prepare_time}"] if options.prepare_time else [])],
         str(scripts["prepare"]))
-    memory = options.mem_mib or max(specs[r.run_id].system.memory_mib for r in pending) \
+    memory = options.mem_mib or max(r.spec.system.memory_mib for r in pending) \
         + OVERHEAD_MIB[backend_name]
     cap = f"%{options.max_running}" if options.max_running else ""
     ledger["prepare_job"] = prepare_job
@@ -312,13 +312,14 @@ def prepare_step(ledger_path: str) -> int:
     ledger, study = _ledger(ledger_path)
     backend = get_backend(ledger["backend"])
     wanted = {entry["run_id"] for entry in ledger["runs"]}
+    plan = planned(study, ledger["backend"])
     done_systems = set()
-    for spec, run_id in planned(study, ledger["backend"]):
-        if run_id in wanted and spec.system.name not in done_systems:
-            console.print(f"prepare: {spec.system.name} on {ledger['backend']}")
-            _check_unchanged(backend, spec, backend.prepare(spec))
-            done_systems.add(spec.system.name)
-    missing = wanted - {run_id for _, run_id in planned(study, ledger["backend"])}
+    for run in plan:
+        if run.run_id in wanted and run.spec.system.name not in done_systems:
+            console.print(f"prepare: {run.spec.system.name} on {ledger['backend']}")
+            _check_unchanged(backend, run.spec, backend.prepare(run.spec))
+            done_systems.add(run.spec.system.name)
+    missing = wanted - {run.run_id for run in plan}
     if missing:
         raise StudyError(f"{len(missing)} submitted run(s) are no longer in the study's plan "
                          f"(its inputs changed since submission); submit it again")
@@ -336,8 +337,8 @@ def task_step(ledger_path: str) -> int:
     (slurm_dir(study_path) / "tasks" / f"{job}.json").write_text(json.dumps(
         {"run_id": entry["run_id"], "raw_id": os.environ.get("SLURM_JOB_ID", ""),
          "node": os.uname().nodename, "started_at": _now()}) + "\n")
-    spec = next((s for s, run_id in planned(study, ledger["backend"])
-                 if run_id == entry["run_id"]), None)
+    spec = next((run.spec for run in planned(study, ledger["backend"])
+                 if run.run_id == entry["run_id"]), None)
     if spec is None:
         raise StudyError(f"run {entry['label']} ({entry['run_id']}) is no longer in the "
                          f"study's plan (its inputs changed since submission); submit again")

@@ -222,23 +222,21 @@ def publish_leftover(study_path: Path, identifier: str, record: dict) -> Path:
     """Publish a run that died unpublished (a cluster task Slurm ended) with `record`,
     keeping what it had written: its newest partial directory, or an empty one."""
     leftovers = partials_of(study_path, identifier)
-    directory = RunDirectory.__new__(RunDirectory)
-    directory.final = study_path / identifier
-    directory.path = leftovers[-1] if leftovers else study_path / PARTIAL / partial_name(identifier)
-    directory.path.mkdir(parents=True, exist_ok=True)
     for older in leftovers[:-1]:
         shutil.rmtree(older, ignore_errors=True)
-    return directory.publish(record)
+    return RunDirectory(study_path, identifier, leftovers[-1] if leftovers else None).publish(record)
 
 
 class RunDirectory:
-    """Where a run is assembled, then published atomically with its run.json."""
+    """Where a run is assembled, then published atomically with its run.json.
+    `leftover`: a partial directory an earlier process left, taken over as it is."""
 
-    def __init__(self, study_path: Path, identifier: str):
+    def __init__(self, study_path: Path, identifier: str, leftover: Path | None = None):
         self.final = study_path / identifier
-        self.path = study_path / PARTIAL / partial_name(identifier)
-        shutil.rmtree(self.path, ignore_errors=True)
-        self.path.mkdir(parents=True)
+        self.path = leftover or study_path / PARTIAL / partial_name(identifier)
+        if leftover is None:
+            shutil.rmtree(self.path, ignore_errors=True)
+        self.path.mkdir(parents=True, exist_ok=True)
 
     def publish(self, record: dict) -> Path:
         (self.path / "run.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
