@@ -175,6 +175,12 @@ class Disk(Part):
     swap_mib: Annotated[int, whole_number(16, 65536)]
     calibration: DiskCalibration | None = None
 
+    @property
+    def reports_write_cache(self) -> bool:
+        """Whether the drive tells the guest it caches writes (gem5-patches/' IDENTIFY
+        bits): Linux reads it once, at boot, and flushes by it ever after."""
+        return isinstance(self.timing, HddTiming) and self.timing.write_cache_mib > 0
+
     @model_validator(mode="after")
     def one_timing(self):
         if (self.delay_us is None) == (self.timing is None):
@@ -225,11 +231,17 @@ class System(Part):
         """What a checkpoint depends on: it can be restored only onto the same layout.
 
         The clock is part of it because the guest calibrated its TSC at boot: restoring
-        onto another clock would skew every time the guest measures.
+        onto another clock would skew every time the guest measures. So is a drive's
+        write cache, which the guest learns at boot: a disk that reports none shares no
+        boot with one that does (a run restored across them would cache writes the guest
+        never flushes). Said only when there is one, so other layouts keep their keys.
         """
-        return {"memory_type": self.memory.type, "memory_mib": self.memory.size_mib,
-                "cores": self.cpu.cores, "clock": self.cpu.clock, "swap_mib": self.disk.swap_mib,
-                "swap": self.disk.swap}
+        layout = {"memory_type": self.memory.type, "memory_mib": self.memory.size_mib,
+                  "cores": self.cpu.cores, "clock": self.cpu.clock,
+                  "swap_mib": self.disk.swap_mib, "swap": self.disk.swap}
+        if self.disk.reports_write_cache:
+            layout["write_cache"] = True
+        return layout
 
 
 def parse_system(name: str, table: dict, path: Path) -> System:

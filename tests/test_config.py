@@ -63,8 +63,14 @@ def test_every_system_profile_loads():
         20 * disk_model.random_access_s(ssd.disk.timing, False, 4096)
     # The hard disk's one spindle holds swap as a partition: its own boot checkpoint.
     assert (hdd.disk.swap, ssd.disk.swap) == ("partition", "device")
-    assert {k: v for k, v in hdd.memory_layout().items() if k != "swap"} == \
-        {k: v for k, v in ssd.memory_layout().items() if k != "swap"}
+    assert {k: v for k, v in hdd.memory_layout().items() if k not in ("swap", "write_cache")} \
+        == {k: v for k, v in ssd.memory_layout().items() if k != "swap"}
+    # The guest learns at boot whether the drive caches writes, and flushes by it: a disk
+    # without one (the null disk of the calibration) must not share the hard disk's boot.
+    assert hdd.disk.reports_write_cache and not ssd.disk.reports_write_cache
+    assert hdd.memory_layout()["write_cache"] is True
+    assert "write_cache" not in disk_model.null_disk(hdd).memory_layout()
+    assert "write_cache" not in ssd.memory_layout()  # layouts without one keep their keys
 
 
 
