@@ -211,21 +211,10 @@ def run_states(study: Study, backend_name: str, results: Path) -> list[RunState]
                 published[run_id].record.get("host", {}).get("slurm_job") != job):
             record_ended(study_path, run, job, job_state, started.get(job), reason)
         if state == "not run" and not job and any(
-                _running_here(p.name) for p in record.partials_of(study_path, run_id)):
+                record.partial_in_progress(p.name) for p in record.partials_of(study_path, run_id)):
             state = "running"  # a local sweep's run in progress
         out.append(RunState(spec.label(), run_id, state, job, reason, spec))
     return out
-
-
-def _running_here(partial_name: str) -> bool:
-    pid, host = record.partial_owner(partial_name)
-    if pid is None or (host and host != record.this_host()):
-        return False
-    try:
-        os.kill(pid, 0)
-        return True
-    except OSError:
-        return False
 
 
 def _script(kind: str, ledger_path: Path) -> str:

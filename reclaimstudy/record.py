@@ -203,6 +203,21 @@ def partial_owner(name: str) -> tuple[int | None, str]:
     return (int(pid) if pid.isdigit() else None), host
 
 
+def partial_in_progress(name: str) -> bool | None:
+    """Whether another process on this machine is still writing this partial directory;
+    None when it belongs to another machine (only that machine can tell)."""
+    pid, host = partial_owner(name)
+    if host and host != this_host():
+        return None
+    if pid is None or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+        return True
+    except OSError:
+        return False
+
+
 def this_host() -> str:
     return os.uname().nodename
 

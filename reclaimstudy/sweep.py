@@ -63,22 +63,11 @@ def clean_partials(study_path: Path) -> int:
     partial = study_path / record.PARTIAL
     removed = 0
     for entry in partial.glob("*") if partial.is_dir() else []:
-        pid, host = record.partial_owner(entry.name)
-        if host and host != record.this_host():
-            continue  # another node's (a cluster task's): only it knows whether it lives
-        if pid is not None and _alive(pid):
-            continue
+        if record.partial_in_progress(entry.name) is not False:
+            continue  # still being written here, or another node's (only it can tell)
         shutil.rmtree(entry, ignore_errors=True)
         removed += 1
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return pid != os.getpid()
-    except OSError:
-        return False
 
 
 def current_phase(console_file: Path) -> str:
