@@ -119,6 +119,45 @@ def test_desktop_launch_progress_is_cumulative(programs, data, tmp_path):
     assert len(cumulative) == 4 and cumulative == sorted(cumulative)
 
 
+def test_desktop_steps_are_phases_with_per_switch_faults(programs, data, tmp_path):
+    out = native(programs, "desktop-launch", *tiny_args("desktop-launch", data, tmp_path)).stdout
+    events = parse_console(out).events
+    phases = [e["name"] for e in events if e.get("event") == "phase"]
+    assert phases == ["launch-01", "launch-02", "launch-03", "launch-04", "close"]
+    metrics = workload_metrics("desktop-launch", events)
+    steps = {m.phase: m.value for m in metrics if m.metric == "step_s"}
+    assert list(steps) == phases[:4]
+    switches = [e for e in events if e.get("event") == "record" and e.get("kind") == "switch"]
+    assert len(switches) == 1 + 2 + 3 and all(s["majflt"] >= 0 for s in switches)
+
+
+def test_desktop_applications_share_the_toolkits_code(programs, data):
+    """Two applications map the same libtoolkit.so executable, as GTK/X programs shared
+    their libraries' text (ld.so maps it PROT_EXEC into each)."""
+    apps = data / "desktop-launch"
+    running = []
+    try:
+        for number in (1, 2):
+            reply_r, reply_w = os.pipe()
+            proc = subprocess.Popen([str(apps / f"app-{number:02d}"), "--heap-mib=1",
+                                     f"--data={apps}/app-{number:02d}.dat"],
+                                    stdin=subprocess.PIPE, pass_fds=(3,),  # kept after preexec_fn
+                                    preexec_fn=lambda w=reply_w: os.dup2(w, 3),
+                                    env=dict(os.environ, RECLAIM_BACKEND="native"))
+            os.close(reply_w)
+            assert os.read(reply_r, 1) == b"R"
+            os.close(reply_r)
+            running.append(proc)
+        for proc in running:
+            maps = Path(f"/proc/{proc.pid}/maps").read_text().splitlines()
+            text = [m for m in maps if m.endswith("/libtoolkit.so") and " r-xp " in m]
+            assert len(text) == 1, maps
+            assert text[0].split()[-1] == str(apps / "libtoolkit.so")
+    finally:
+        for proc in running:
+            proc.communicate(b"Q", timeout=30)
+
+
 @pytest.mark.parametrize("name, args, message", [
     ("thrash", ["--rounds=0"], "bad --rounds=0: allowed an integer from 1 to 1000"),
     ("thrash", ["--colour=red"], "unknown argument '--colour=red'"),

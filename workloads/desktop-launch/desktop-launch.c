@@ -1,8 +1,11 @@
 /* desktop-launch: seed 000's desktop experiment. Start generated applications one by
  * one; after each start, switch to every application already open (each touches its
- * hot code, data and heap, as a window brought to the front would). Their total
- * footprint exceeds memory, so reclaim and swap decide how long starts and switches
- * take. Records the seed's "progress timing": cumulative time after each start. */
+ * hot code, data and heap, as a window brought to the front would). The applications
+ * share a library's code (libtoolkit.so), as GTK/X programs did; their total footprint
+ * exceeds memory, and so do their hot sets together, so reclaim and swap decide how
+ * long starts and switches take. Each step (a start and its switches) is a phase of
+ * its own, so gem5 gives a stats block per step. Records the seed's "progress
+ * timing": cumulative time after each start. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,6 +39,27 @@ static off_t file_size(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+/* A process's major faults so far (/proc/PID/stat, field 12). */
+static long long majflt_of(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+	long long value = -1;
+	for (int field = 2; p && field < 12; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		value = strtoll(p + 1, NULL, 10);
+	return value;
 }
 
 static void wait_reply(struct running *r, int id, char want)
@@ -89,31 +113,42 @@ int main(int argc, char **argv)
 	long long heap = wl_int(opts, "heap-mib");
 	if (heap == 0) {
 		double target = wl_num(opts, "footprint-fraction") * wl_memtotal();
-		double per_app = (target - (double)code_data * napps / found) / napps;
+		snprintf(path, sizeof(path), "%s/libtoolkit.so", dir);
+		off_t shared = file_size(path); /* counted once: every application maps it */
+		double per_app = (target - (shared > 0 ? shared : 0)
+				  - (double)code_data * napps / found) / napps;
 		heap = per_app > MIB ? (long long)(per_app / MIB) : 1;
 	}
 
 	struct running apps[MAX_APPS];
 	struct guest_record r;
 	struct wl_vm start, before, after;
-	guest_phase("launch");
+	guest_phase("launch-01");
 	wl_vm_read(&start);
 	double t_start = guest_now();
 	for (int i = 1; i <= napps; i++) {
+		char phase[32];
+		snprintf(phase, sizeof(phase), "launch-%02d", i);
+		if (i > 1)
+			guest_phase(phase);
 		wl_vm_read(&before);
 		double t0 = guest_now();
 		apps[i - 1] = launch(dir, i, heap, wl_int(opts, "hot-percent"), wl_int(opts, "seed"));
 		wait_reply(&apps[i - 1], i, 'R');
 		double launched = guest_now();
+		long long launch_faults = majflt_of(apps[i - 1].pid);
 		for (int j = 1; j < i; j++) {
+			long long faults = majflt_of(apps[j - 1].pid);
 			double s0 = guest_now();
 			if (write(apps[j - 1].cmd, "S", 1) != 1)
 				guest_fail(NAME, 1, "application %d is gone", j);
 			wait_reply(&apps[j - 1], j, 'D');
+			double seconds = guest_now() - s0;
 			guest_record_begin(&r, NAME, "switch");
 			guest_record_int(&r, "step", i);
 			guest_record_int(&r, "app", j);
-			guest_record_num(&r, "seconds", guest_now() - s0);
+			guest_record_num(&r, "seconds", seconds);
+			guest_record_int(&r, "majflt", majflt_of(apps[j - 1].pid) - faults);
 			guest_record_end(&r);
 		}
 		double now = guest_now();
@@ -121,6 +156,7 @@ int main(int argc, char **argv)
 		guest_record_begin(&r, NAME, "step");
 		guest_record_int(&r, "step", i);
 		guest_record_num(&r, "launch_s", launched - t0);
+		guest_record_int(&r, "launch_majflt", launch_faults);
 		guest_record_num(&r, "switch_s", now - launched);
 		guest_record_num(&r, "cumulative_s", now - t_start);
 		wl_vm_delta(&r, &before, &after);

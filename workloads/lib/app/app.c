@@ -1,8 +1,13 @@
 /* A generated "application" for the desktop-launch and hot-stream workloads.
  *
- * window mode: at launch, run every page of its text, map and read its data file,
- * allocate and dirty its heap, then say ready; on each switch command touch its hot
- * code, data and heap (a window brought to the front) and say done.
+ * window mode: at launch, run every page of its text (and, when linked against the
+ * desktop's libtoolkit.so, the library's core and the parts this application uses),
+ * map and read its data file, allocate and dirty its heap, then say ready; on each
+ * switch command touch its hot code, data and heap (a window brought to the front)
+ * and say done.
+ * Hot sets are chosen in groups, not page by page: a program's hot functions sit
+ * together in the text (a source file's functions are linked together) and its hot
+ * objects were allocated together, so a group of pages is hot or cold as one.
  *   stdin: commands ('S' switch, 'Q' quit); fd 3: replies ('R' ready, 'D' done).
  * interactive mode: wake every --period-us, touch the hot set, and keep wake-up
  * latencies; on 'P' print a record of the phase just ended (latency percentiles
@@ -29,6 +34,13 @@
 
 extern const char app_pages[];
 extern const uint64_t app_npages;
+#ifdef TOOLKIT
+extern const char tk_pages[];
+extern const uint64_t tk_npages;
+#endif
+
+#define CODE_GROUP 8  /* pages: a source file's functions */
+#define DATA_GROUP 16 /* pages: objects allocated together */
 
 static struct wl_opt opts[] = {
 	{"mode", WL_STR, "window", 0, 0, "window or interactive"},
@@ -53,27 +65,43 @@ struct app {
 	uint64_t sum;
 };
 
-static int hot(const struct app *a, size_t page, uint64_t region)
+/* Is the group holding `page` of `region` (1 code, 2 data, 3 heap, 4 toolkit) hot? */
+static int hot(const struct app *a, size_t page, uint64_t region, size_t group)
 {
-	uint64_t s = a->seed ^ (region << 32) ^ page;
+	uint64_t s = a->seed ^ (region << 32) ^ (page / group);
 	return (int)(wl_rand(&s) % 100) < a->hot_percent;
+}
+
+static void run_pages(const char *pages, uint64_t from, uint64_t to)
+{
+	for (uint64_t p = from; p < to; p++)
+		((void (*)(void))(pages + p * PAGE))();
 }
 
 static void run_code(struct app *a, int all)
 {
 	for (uint64_t p = 0; p < app_npages; p++)
-		if (all || hot(a, p, 1))
-			((void (*)(void))(app_pages + p * PAGE))();
+		if (all || hot(a, p, 1, CODE_GROUP))
+			run_pages(app_pages, p, p + 1);
+#ifdef TOOLKIT
+	/* The library's first quarter is its core (main loop, drawing), which every
+	 * application runs whenever it runs; of the rest, each uses its own groups. */
+	uint64_t core = tk_npages / 4;
+	run_pages(tk_pages, 0, core);
+	for (uint64_t p = core; p < tk_npages; p++)
+		if (hot(a, p, 4, CODE_GROUP))
+			run_pages(tk_pages, p, p + 1);
+#endif
 }
 
 static void touch(struct app *a, int all)
 {
 	run_code(a, all);
 	for (size_t off = 0; off < a->data_len; off += PAGE)
-		if (all || hot(a, off / PAGE, 2))
+		if (all || hot(a, off / PAGE, 2, DATA_GROUP))
 			a->sum += *(const volatile uint64_t *)(a->data + off);
 	for (size_t off = 0; off < a->heap_len; off += PAGE)
-		if (all || hot(a, off / PAGE, 3))
+		if (all || hot(a, off / PAGE, 3, DATA_GROUP))
 			*(volatile uint64_t *)(a->heap + off) += 1;
 }
 

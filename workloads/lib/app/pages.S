@@ -1,17 +1,29 @@
 /* The bulk of an application's text: NPAGES page-aligned functions, each a `ret`
  * padded to a full page. Calling one faults in exactly one file-backed VM_EXEC page
- * at the cost of two instructions. NPAGES comes from the build (--defsym). */
+ * at the cost of two instructions. NPAGES comes from the build (--defsym). Built
+ * with -DTOOLKIT_LIB it is instead the desktop's shared library (tk_pages), which
+ * ld.so maps PROT_EXEC into every application linked against it. */
+#ifdef TOOLKIT_LIB
+#define PAGES_SYM tk_pages
+#define NPAGES_SYM tk_npages
+#else
+#define PAGES_SYM app_pages
+#define NPAGES_SYM app_npages
+#endif
 	.section .text.app_pages,"ax",@progbits
-	.globl app_pages
-	.globl app_npages
+	.globl PAGES_SYM
+	.globl NPAGES_SYM
+	.type PAGES_SYM, @function
 	.p2align 12
-app_pages:
+PAGES_SYM:
 	.rept NPAGES
 	ret
 	.fill 4095, 1, 0xcc
 	.endr
 	.section .rodata
 	.p2align 3
-app_npages:
+	.type NPAGES_SYM, @object
+	.size NPAGES_SYM, 8
+NPAGES_SYM:
 	.quad NPAGES
 	.section .note.GNU-stack,"",@progbits
