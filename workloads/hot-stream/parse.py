@@ -21,8 +21,28 @@ def vmmon(events):
     return out
 
 
+def scan_times(events):
+    """The seed's I and A over the stream: how long a page takes to cross the inactive
+    file list (its mean length over the pages scanned from it a second) and the active
+    one (over the pages deactivated a second). An idle time T between the interactive
+    program's touches past I faults without protection, and with it only past I + A."""
+    marks = {e.get("name"): e for e in events if e.get("event") == "phase"}
+    start, end = marks.get("stream"), marks.get("restore")
+    if start is None or end is None or end["t"] <= start["t"]:
+        return []
+    seconds = end["t"] - start["t"]
+    out = []
+    for metric, size, rate in (("inactive_scan_s", "nr_inactive_file", "pgscan_file"),
+                               ("active_scan_s", "nr_active_file", "pgdeactivate")):
+        moved = end["vmstat"].get(rate, 0) - start["vmstat"].get(rate, 0)
+        length = (start["vmstat"].get(size, 0) + end["vmstat"].get(size, 0)) / 2
+        if moved > 0:
+            out.append(Metric(metric, length / (moved / seconds), phase="stream"))
+    return out
+
+
 def metrics(events):
-    out = vmmon(events)
+    out = vmmon(events) + scan_times(events)
     for r in with_phases(events):
         phase = r["phase"]
         if r["kind"] == "interactive":
