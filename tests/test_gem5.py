@@ -261,3 +261,29 @@ def test_a_gem5_run_killed_in_its_second_phase_resumes_and_ends_as_if_never_kill
           f"uninterrupted {whole['wall_seconds']:.1f} s: lost {lost:.1f} s; "
           f"{len(segments)} segments, the longest {longest:.1f} s")
     assert lost <= longest + 60, lost
+
+
+@needs_gem5
+def test_three_repetitions_differ_on_gem5_and_a_rerun_repeats_its_statistics(tmp_path):
+    """gem5 is deterministic, so a repetition differs only by its seed's perturbation (a
+    start delay, page cache and anonymous memory held before the workload) and the hard
+    disk's rotational positions; the same repetition run again is the same to the tick."""
+    workload = get_workload("smoke")
+    system = get_system("desktop-hdd-96")
+
+    def run(repetition, results):
+        spec = runs.RunSpec("repetitions", system, get_policy("baseline"), workload,
+                            workload.arguments({"read_mib": 8, "anon_mib": 8}), repetition,
+                            "gem5")
+        record = runs.execute(spec, gem5_backend.Gem5Backend(), tmp_path / results,
+                              timeout_s=3600)
+        assert record["status"] == "ok", record["reason"]
+        directory = tmp_path / results / "repetitions" / record["run_id"]
+        return simulated_stats(directory), (directory / "events.jsonl").read_text()
+
+    repetitions = [run(repetition, "first") for repetition in range(3)]
+    ticks = [tuple(block["simTicks"] for block in stats) for stats, _ in repetitions]
+    print("simulated ticks per phase (read, anon), repetitions 0-2:", ticks)
+    assert len(set(ticks)) == 3, ticks
+    assert len({events for _, events in repetitions}) == 3
+    assert run(0, "again") == repetitions[0]
