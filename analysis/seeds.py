@@ -144,7 +144,8 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
                             for policy in (claim.with_policy, claim.without_policy)))
             mglru = cells[MGLRU_POLICY]["mean"] if MGLRU_POLICY in cells else math.nan
             rows.append({
-                "seed": claim.seed, "what": claim.what, "metric": claim.metric,
+                "seed": claim.seed, "experiment": experiment, "what": claim.what,
+                "metric": claim.metric,
                 "phase": claim.phase, "unit": claim.unit, "backend": backend, "system": system,
                 "seed_with": claim.seed_with, "seed_without": claim.seed_without,
                 "seed_ratio": claim.seed_ratio, "ours_with": ours_with,

@@ -32,7 +32,7 @@ def report(tmp_path_factory):
 def test_report_has_the_seed_table_experiments_and_inputs(report):
     markdown = report["markdown"].read_text()
     assert "## Seed reproduction" in markdown
-    assert re.search(r"\| 002 \| ebizzy .* \| records_per_s \[arena-t1\]", markdown)
+    assert re.search(r"\| 002 \| lazyfree \| ebizzy .* \| records_per_s \[arena-t1\]", markdown)
     assert "QEMU (functional only, no timing model)" in markdown
     for experiment in ("smoke", "thrash", "lazyfree"):
         assert f"### {experiment} on ci-tiny [qemu]" in markdown
