@@ -131,6 +131,17 @@ def test_desktop_steps_are_phases_with_per_switch_faults(programs, data, tmp_pat
     assert len(switches) == 1 + 2 + 3 and all(s["majflt"] >= 0 for s in switches)
 
 
+def test_the_desktops_seed_decides_which_pages_its_switches_touch(programs, data, tmp_path):
+    def hot_sets(seed):
+        out = native(programs, "desktop-launch", *tiny_args("desktop-launch", data, tmp_path),
+                     f"--seed={seed}").stdout
+        return sorted((e["app"], e["switches"], e["pages"], e["hash"])
+                      for e in parse_console(out).events if e.get("kind") == "hot_set")
+    first, again, other = hot_sets(1), hot_sets(1), hot_sets(2)
+    assert len(first) == 4 and first == again
+    assert [s[:2] for s in other] == [s[:2] for s in first] and other != first
+
+
 def test_desktop_applications_share_the_toolkits_code(programs, data):
     """Two applications map the same libtoolkit.so executable, as GTK/X programs shared
     their libraries' text (ld.so maps it PROT_EXEC into each)."""

@@ -63,13 +63,18 @@ struct app {
 	int hot_percent;
 	uint64_t seed;
 	uint64_t sum;
+	uint64_t hot_pages, hot_hash; /* what switches touched: the seed decides it */
 };
 
 /* Is the group holding `page` of `region` (1 code, 2 data, 3 heap, 4 toolkit) hot? */
-static int hot(const struct app *a, size_t page, uint64_t region, size_t group)
+static int hot(struct app *a, size_t page, uint64_t region, size_t group)
 {
 	uint64_t s = a->seed ^ (region << 32) ^ (page / group);
-	return (int)(wl_rand(&s) % 100) < a->hot_percent;
+	if ((int)(wl_rand(&s) % 100) >= a->hot_percent)
+		return 0;
+	a->hot_pages++;
+	a->hot_hash = (a->hot_hash ^ (region << 40 ^ page)) * 0x100000001b3ULL;
+	return 1;
 }
 
 static void run_pages(const char *pages, uint64_t from, uint64_t to)
@@ -239,11 +244,23 @@ int main(int argc, char **argv)
 			   wl_str(opts, "mode"));
 	reply('R');
 	char c;
+	long long switches = 0;
+	a.hot_pages = a.hot_hash = 0;
 	while (read(0, &c, 1) == 1 && c != 'Q') {
 		if (c == 'S') {
 			touch(&a, 0);
+			switches++;
 			reply('D');
 		}
 	}
+	struct guest_record r;
+	guest_record_begin(&r, "desktop-launch", "hot_set");
+	guest_record_int(&r, "app", wl_int(opts, "id"));
+	guest_record_int(&r, "switches", switches);
+	guest_record_int(&r, "pages", (long long)a.hot_pages);
+	char hash[24];
+	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)a.hot_hash);
+	guest_record_str(&r, "hash", hash);
+	guest_record_end(&r);
 	return (int)(a.sum & 0);
 }
