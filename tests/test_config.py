@@ -82,7 +82,7 @@ def _system_toml(memory="size_mib = 256\ntype = \"DDR3_1600\"", cpu='model = "ti
 
 
 @pytest.mark.parametrize("text, message", [
-    (_system_toml(memory='size_mib = 32\ntype = "DDR3_1600"'), r"bad.toml \[memory\]: size_mib = 32; allowed: integers 96..3072"),
+    (_system_toml(memory='size_mib = 32\ntype = "DDR3_1600"'), r"bad.toml \[memory\]: size_mib = 32; allowed: integers 64..3072"),
     (_system_toml(memory='size_mib = 256\ntype = "DDR9"'), "type = 'DDR9'; allowed: DDR3_1600"),
     (_system_toml(cpu='model = "kvm"'), "model = 'kvm'; allowed: atomic, timing, o3"),
     (_system_toml().replace("delay_us = 2000", "delay_us = 2148"),
