@@ -30,7 +30,8 @@ from reclaimstudy.record import PublishedRun  # noqa: E402
 TEMPLATES = Path(__file__).parent / "templates"
 # Workload metrics shown as bars (at most this many per experiment) and as timelines.
 MAX_BARS = 6
-TIMELINES = {"cumulative_s": "step", "launch_s": "step", "round_s": "round", "pass_s": "pass",
+TIMELINES = {"cumulative_s": "step", "launch_s": "step", "step_s": "step", "launch_majflt": "step",
+             "round_s": "round", "pass_s": "pass",
              "round_pgmajfault": "round", "round_refault_file": "round"}
 
 
