@@ -86,7 +86,7 @@ def _phase_plot(part: pd.DataFrame, policies: list[str], title: str, path: Path)
     if durations.empty:
         return None
     phases = list(dict.fromkeys(durations["phase"]))
-    fig, ax = plt.subplots(figsize=(max(4, 1.2 * len(phases) * len(policies) / 2), 3.2))
+    fig, ax = plt.subplots(figsize=(min(14, max(4, 1.2 * len(phases) * len(policies) / 2)), 3.2))
     width = 0.8 / len(policies)
     for i, policy in enumerate(policies):
         rows = durations[durations["policy"] == policy].set_index("phase")
@@ -94,7 +94,7 @@ def _phase_plot(part: pd.DataFrame, policies: list[str], title: str, path: Path)
                [rows.loc[p, "mean"] if p in rows.index else 0 for p in phases], width,
                label=policy, color=f"C{i}")
     ax.set_xticks([x + width * (len(policies) - 1) / 2 for x in range(len(phases))], phases,
-                  fontsize=8)
+                  fontsize=8, rotation=45 if len(phases) > 8 else 0)  # the desktop has 17
     ax.set_ylabel("s")
     ax.legend(fontsize=7)
     return _finish(fig, title, path)
