@@ -134,7 +134,8 @@ def _guests(inputs: list[dict]) -> list[dict]:
 
 
 def _costs(kept: list[PublishedRun]) -> list[dict]:
-    """Host wall time per run (and on gem5 the simulated time after the boot checkpoint),
+    """Host wall time per run (on gem5 also the simulator's CPU time, which other work on
+    the cores does not inflate, and the simulated time after the boot checkpoint),
     by backend, system, experiment and policy: what a re-run or a bigger sweep will cost."""
     groups: dict[tuple, list[dict]] = {}
     for record in (run.record for run in kept):
@@ -144,8 +145,10 @@ def _costs(kept: list[PublishedRun]) -> list[dict]:
             groups.setdefault(key, []).append(record)
     rows = []
     for (backend, system, experiment, policy), records in sorted(groups.items()):
-        simulated = []
+        simulated, cpu = [], []
         for record in records:
+            if (record.get("backend_info") or {}).get("cpu_seconds") is not None:
+                cpu.append(record["backend_info"]["cpu_seconds"])
             total = (record.get("backend_info") or {}).get("sim_seconds")
             boot = (record.get("artefacts", {}).get("checkpoint") or {}).get("boot_sim_seconds", 0)
             if total is not None:
@@ -154,6 +157,7 @@ def _costs(kept: list[PublishedRun]) -> list[dict]:
         sim = sum(simulated) / len(simulated) if simulated else None
         rows.append({"backend": backend, "system": system, "experiment": experiment,
                      "policy": policy, "runs": len(records), "wall_s": wall, "sim_s": sim,
+                     "cpu_s": sum(cpu) / len(cpu) if cpu else None,
                      "host_per_sim": wall / sim if sim else None})
     return rows
 

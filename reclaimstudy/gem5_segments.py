@@ -70,6 +70,7 @@ def run_segmented(simulate, params: dict, boot_checkpoint: Path, every_sim_s: fl
         shutil.rmtree(work, ignore_errors=True)
     host = dict(result["host"])
     host["wall_seconds"] = round(sum(s["host_wall_seconds"] for s in summary), 2)
+    host["cpu_seconds"] = round(sum(s.get("host_cpu_seconds") or 0 for s in summary), 2)
     host["max_rss_mib"] = max(s["host_max_rss_mib"] or 0 for s in summary)
     return {**result, "host": host, "segments": len(segments), "resumed_at_segment": resumed_at}
 
@@ -97,6 +98,7 @@ def join_outputs(segments: list[Path], last: dict, run_dir: Path) -> list[dict]:
                             "partial_block": bool(cut.get("partial_block")),
                             "sim_seconds": result.get("sim_seconds"),
                             "host_wall_seconds": result["host"]["wall_seconds"],
+                            "host_cpu_seconds": result["host"].get("cpu_seconds"),
                             "host_max_rss_mib": result["host"].get("max_rss_mib")})
     (run_dir / PARTIAL_FILE).write_text(json.dumps({"partial_blocks": partial}) + "\n")
     (run_dir / "segments.json").write_text(json.dumps(summary, indent=1) + "\n")

@@ -1,4 +1,4 @@
-"""Run a simulator process with a time-out, measuring its wall time and peak memory."""
+"""Run a simulator process with a time-out, measuring its wall time, CPU time and peak memory."""
 
 import os
 import signal
@@ -10,9 +10,10 @@ from pathlib import Path
 def run_measured(cmd: list[str], timeout_s: float, log_path: Path) -> dict:
     """Run `cmd` (output to `log_path`) in its own process group.
 
-    Returns exit code, wall seconds, peak resident memory of the process (from
-    wait4, so per child even when several run at once) and whether the time-out
-    killed it (the whole group, so no simulator is left behind).
+    Returns exit code, wall seconds, CPU seconds and peak resident memory of the process
+    (from wait4, so per child even when several run at once; CPU time, unlike wall time,
+    does not grow when other work shares the cores) and whether the time-out killed it
+    (the whole group, so no simulator is left behind).
     """
     started = time.monotonic()
     with open(log_path, "wb") as log:
@@ -32,4 +33,5 @@ def run_measured(cmd: list[str], timeout_s: float, log_path: Path) -> dict:
     proc.returncode = os.waitstatus_to_exitcode(status)
     return {"exit_code": proc.returncode, "timed_out": timed_out,
             "wall_seconds": round(time.monotonic() - started, 2),
+            "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
             "max_rss_mib": round(usage.ru_maxrss / 1024, 1)}
