@@ -40,11 +40,12 @@ def main(opt: str, fast: str, system: str, workload: str, params: list[str]):
     if any(boot.wait() for boot in boots):
         sys.exit("a boot failed")
     running = {name: subprocess.Popen(command, env=dict(os.environ, GEM5=binary),
-                                      stdout=subprocess.PIPE, text=True)
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      text=True)
                for name, binary in (("opt", opt), ("fast", fast))}
     records = {}
     for name, process in running.items():
-        out, _ = process.communicate()
+        out, _ = process.communicate()  # the run's last line: "run ID: ok in N s -> DIR"
         run_dir = Path(out.strip().splitlines()[-1].split(" -> ")[-1])
         records[name] = (json.loads((run_dir / "run.json").read_text()), run_dir)
     print(f"{workload} {' '.join(params)} on {system}; results in {results}")
