@@ -1,9 +1,11 @@
 """Benchmark: gem5.opt against gem5.fast on the same run (issue 17's "a faster gem5").
 
-Runs one point with each binary at the same time (one core each, so both meet the same
-host load), then prints each one's host time, the ratio, and whether the two runs agree:
-every simulated statistic of every stats block (all but gem5's host figures), and the
-guest's records.
+Runs one point with gem5.opt (`./study run`), then gem5.fast on exactly that run's
+inputs (its params.json: the same boot checkpoint, job and seed; a `./study run` with
+another binary would be another run, since the binary is part of a run's identity and
+the run id reaches the guest). Prints each one's CPU and wall time, the ratio, and
+whether the two agree: every simulated statistic of every stats block (all but gem5's
+host figures), and the guest's console.
 
     PYTHONPATH=. .venv/bin/python tests/benchmarks/bench_gem5_variants.py \\
         OPT_BINARY FAST_BINARY SYSTEM WORKLOAD [PARAM=V ...]
@@ -17,14 +19,16 @@ import tempfile
 from pathlib import Path
 
 from analysis.gem5stats import block_values, parse_stats
+from reclaimstudy.gem5_backend import CONFIG_SCRIPT
 from reclaimstudy.paths import REPO
+from reclaimstudy.subprocesses import run_measured
 
 HOST_STATS = ("host", "simFreq")  # gem5's host figures, and a constant
 
 
-def simulated(run_dir: Path) -> list[dict]:
+def simulated(stats: Path) -> list[dict]:
     return [{k: "nan" if v != v else v for k, v in block_values(b).items()
-             if not k.startswith(HOST_STATS)} for b in parse_stats(run_dir / "stats.txt")]
+             if not k.startswith(HOST_STATS)} for b in parse_stats(stats)]
 
 
 def main(opt: str, fast: str, system: str, workload: str, params: list[str]):
@@ -32,33 +36,28 @@ def main(opt: str, fast: str, system: str, workload: str, params: list[str]):
     command = [str(REPO / "study"), "run", "--backend", "gem5", "--system", system,
                "--policy", "baseline", "--workload", workload, "--study", "variants",
                "--results", str(results)] + [f"--param={p}" for p in params]
-    # Each binary's boot checkpoint first (a checkpoint belongs to the binary that made
-    # it), so neither run times a boot.
-    boots = [subprocess.Popen([str(REPO / "study"), "boot", "--system", system],
-                              env=dict(os.environ, GEM5=binary), stdout=subprocess.DEVNULL)
-             for binary in (opt, fast)]
-    if any(boot.wait() for boot in boots):
-        sys.exit("a boot failed")
-    running = {name: subprocess.Popen(command, env=dict(os.environ, GEM5=binary),
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                      text=True)
-               for name, binary in (("opt", opt), ("fast", fast))}
-    records = {}
-    for name, process in running.items():
-        out, _ = process.communicate()  # the run's last line: "run ID: ok in N s -> DIR"
-        run_dir = Path(out.strip().splitlines()[-1].split(" -> ")[-1])
-        records[name] = (json.loads((run_dir / "run.json").read_text()), run_dir)
+    out = subprocess.run(command, env=dict(os.environ, GEM5=opt), check=True, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT).stdout
+    opt_dir = Path(out.strip().splitlines()[-1].split(" -> ")[-1])  # "run ID: ok in N s -> DIR"
+    opt_host = json.loads((opt_dir / "run.json").read_text())["backend_info"]
+    fast_dir = results / "fast"
+    fast_dir.mkdir()
+    (fast_dir / "params.json").write_text((opt_dir / "params.json").read_text())
+    fast_host = run_measured([fast, "--outdir", str(fast_dir), "--redirect-stdout",
+                              "--redirect-stderr", str(CONFIG_SCRIPT),
+                              str(fast_dir / "params.json")], 4 * 3600, fast_dir / "gem5.log")
+    if fast_host["exit_code"] != 0:
+        sys.exit(f"gem5.fast failed: {fast_dir / 'gem5.log'}")
     print(f"{workload} {' '.join(params)} on {system}; results in {results}")
-    print("| binary | variant | tcmalloc | run wall s |")
-    print("|---|---|---|---|")
-    for name, (record, _) in records.items():
-        gem5 = record["artefacts"]["gem5"]
-        print(f"| {name} | {gem5['variant']} | {gem5['tcmalloc']} | {record['wall_seconds']:.1f} |")
-    (opt_record, opt_dir), (fast_record, fast_dir) = records["opt"], records["fast"]
-    print(f"fast / opt host time: {fast_record['wall_seconds'] / opt_record['wall_seconds']:.3f}")
-    same_stats = simulated(opt_dir) == simulated(fast_dir)
-    same_events = (opt_dir / "events.jsonl").read_text() == (fast_dir / "events.jsonl").read_text()
-    print(f"simulated statistics identical: {same_stats}; guest records identical: {same_events}")
+    print("| binary | gem5 CPU s | wall s |")
+    print("|---|---|---|")
+    for name, host in (("gem5.opt", opt_host), ("gem5.fast", fast_host)):
+        print(f"| {name} | {host['cpu_seconds']:.1f} | {host['wall_seconds']:.1f} |")
+    print(f"fast / opt CPU time: {fast_host['cpu_seconds'] / opt_host['cpu_seconds']:.3f}")
+    same_stats = simulated(opt_dir / "stats.txt") == simulated(fast_dir / "stats.txt")
+    same_guest = (opt_dir / "console.log").read_text() == \
+        (fast_dir / "board.pc.com_1.device").read_text()
+    print(f"simulated statistics identical: {same_stats}; guest console identical: {same_guest}")
 
 
 if __name__ == "__main__":
