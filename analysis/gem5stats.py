@@ -125,3 +125,15 @@ def select_values(path: Path, patterns: list[str]) -> list[dict[str, float]]:
 
 def block_values(block: list[Stat]) -> dict[str, float]:
     return {s.key: s.value for s in block}
+
+
+# gem5's host figures (time, rates, memory) and simFreq, a constant: what differs
+# between two runs of one simulation.
+HOST_STATS = ("host", "simFreq")
+
+
+def simulated_values(path: Path) -> list[dict]:
+    """Every block's simulated statistics, to compare two runs of one simulation (nan,
+    which equals nothing, as text)."""
+    return [{k: "nan" if v != v else v for k, v in block_values(b).items()
+             if not k.startswith(HOST_STATS)} for b in parse_stats(path)]

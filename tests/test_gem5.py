@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.gem5stats import block_values, parse_stats
+from analysis.gem5stats import block_values, parse_stats, simulated_values
 from analysis.records import read_events
 from reclaimstudy import gem5_backend, runs
 from reclaimstudy.errors import StudyError
@@ -192,7 +192,6 @@ from reclaimstudy.gem5_backend import Gem5Backend
 from tests.test_gem5 import segmented_spec
 runs.execute(segmented_spec(), Gem5Backend(), results=Path(sys.argv[1]), timeout_s=3600)
 """
-HOST_STATS = ("host", "simFreq")  # what differs between two runs of one simulation
 
 
 def segmented_spec():
@@ -205,9 +204,7 @@ def segmented_spec():
 
 
 def simulated_stats(run_dir: Path) -> list[dict]:
-    """Every block's simulated statistics (nan, which equals nothing, as text)."""
-    return [{k: "nan" if v != v else v for k, v in block_values(b).items()
-             if not k.startswith(HOST_STATS)} for b in parse_stats(run_dir / "stats.txt")]
+    return simulated_values(run_dir / "stats.txt")
 
 
 @needs_gem5

@@ -18,18 +18,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from analysis.gem5stats import block_values, parse_stats
+from analysis.gem5stats import simulated_values
 from reclaimstudy.gem5_backend import CONFIG_SCRIPT
 from reclaimstudy.paths import REPO
 from reclaimstudy.subprocesses import run_measured
-
-HOST_STATS = ("host", "simFreq")  # gem5's host figures, and a constant
-
-
-def simulated(stats: Path) -> list[dict]:
-    return [{k: "nan" if v != v else v for k, v in block_values(b).items()
-             if not k.startswith(HOST_STATS)} for b in parse_stats(stats)]
-
 
 def main(opt: str, fast: str, system: str, workload: str, params: list[str]):
     results = Path(tempfile.mkdtemp(prefix="bench-variants-"))
@@ -54,7 +46,7 @@ def main(opt: str, fast: str, system: str, workload: str, params: list[str]):
     for name, host in (("gem5.opt", opt_host), ("gem5.fast", fast_host)):
         print(f"| {name} | {host['cpu_seconds']:.1f} | {host['wall_seconds']:.1f} |")
     print(f"fast / opt CPU time: {fast_host['cpu_seconds'] / opt_host['cpu_seconds']:.3f}")
-    same_stats = simulated(opt_dir / "stats.txt") == simulated(fast_dir / "stats.txt")
+    same_stats = simulated_values(opt_dir / "stats.txt") == simulated_values(fast_dir / "stats.txt")
     same_guest = (opt_dir / "console.log").read_text() == \
         (fast_dir / "board.pc.com_1.device").read_text()
     print(f"simulated statistics identical: {same_stats}; guest console identical: {same_guest}")
