@@ -3,7 +3,7 @@ workload's meta.toml): one of its metrics against the guest's memory."""
 
 import pandas as pd
 
-from analysis.records import read_events
+from analysis.metrics import GUEST_MEMORY
 from reclaimstudy.record import PublishedRun
 from reclaimstudy.workloads import get_workload
 
@@ -20,13 +20,14 @@ def run_value(rows: pd.DataFrame, metric: str) -> float | None:
     return float(whole["value"].iloc[0]) if not whole.empty else float(rows["value"].sum())
 
 
-def guest_memory_mib(run: PublishedRun) -> float:
-    """The memory the guest's kernel had (MemTotal at the job's start), else the
-    profile's: a workload sized "10x memory" sizes itself by MemTotal."""
-    start = next((e for e in read_events(run.directory) if e.get("event") == "job_start"
-                  and "memtotal_kib" in e), None)
-    if start is not None:
-        return start["memtotal_kib"] / 1024
+def guest_memory_mib(table: pd.DataFrame, run: PublishedRun) -> float:
+    """The memory the guest's kernel had (MemTotal at the job's start, the table's
+    "guest" row), else the profile's: a workload sized "10x memory" sizes itself by
+    MemTotal."""
+    rows = table[(table["run_id"] == run.record["run_id"]) & (table["source"] == "guest")
+                 & (table["metric"] == GUEST_MEMORY.name)]
+    if not rows.empty:
+        return float(rows["value"].iloc[0])
     return run.record["identity"]["system"]["memory"]["size_mib"]
 
 
@@ -34,7 +35,7 @@ def regime_checks(table: pd.DataFrame, runs: list[PublishedRun]) -> pd.DataFrame
     """One row per run that has a regime to meet (its workload declares one, and the run's
     policy is the one it names), with the value, what is required, and the verdict."""
     regimes = {w for w in table["workload"].unique() if get_workload(w).regime}
-    memory = {run.record["run_id"]: guest_memory_mib(run) for run in runs
+    memory = {run.record["run_id"]: guest_memory_mib(table, run) for run in runs
               if run.record["workload_name"] in regimes}
     out = []
     ok = table[(table["status"] == "ok") & (table["source"] == "workload")]

@@ -216,7 +216,8 @@ def html_body(markdown: str, out: Path) -> str:
 
 
 def build_report(study, results: Path) -> dict:
-    """Write results/<study>/report/{report.md,report.html,table.csv,table.parquet,plots/}."""
+    """Write results/<study>/report/{report.md,report.html,table.csv,table.parquet,plots/}
+    from the study's run directories."""
     study_path = results / study.name
     found = study_runs(study_path, study.name)
     kept, superseded, outdated = current_runs(found, study.points())
@@ -224,9 +225,18 @@ def build_report(study, results: Path) -> dict:
     if table.empty:
         raise StudyError(f"{study_path}: no runs to report on: run `./study sweep {study.name}` first")
     out = study_path / "report"
+    exported = export(table, out / "table")
+    return write_report(study, table, found, kept, out, exported,
+                        source=f"results/{study.name}/")
+
+
+def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
+                 kept: list[PublishedRun], out: Path, exported: list[Path], source: str) -> dict:
+    """The report of `table` (the tidy table of `kept`, the runs it holds) in `out`, whose
+    parent holds each run as <run_id>/run.json; `found` adds failed runs' reasons."""
+    superseded, outdated = table.attrs.get("superseded", 0), table.attrs.get("outdated", 0)
     plots = out / "plots"
     plots.mkdir(parents=True, exist_ok=True)
-    exported = export(table, out / "table")
     comparison = compare(table, study.baseline)
     regimes = regime_checks(table, kept)
     failed = table[table["status"] != "ok"][["run_id", "experiment", "policy", "system",
@@ -261,7 +271,7 @@ def build_report(study, results: Path) -> dict:
     seeds = reproduction(comparison, table)
     inputs = _inputs(kept)
     context = {
-        "study": study, "generated": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "study": study, "generated": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "source": source,
         "backends": sorted(set(table["backend"])), "runs": table["run_id"].nunique(),
         "superseded": superseded,
         "outdated": outdated,

@@ -2,8 +2,9 @@
 
 Three sources per run: the workload's own metrics (workloads/<name>/parse.py), the
 guest's /proc/vmstat between phase marks, and on gem5 the hardware statistics of
-each phase's stats.txt block (block i is phase i). Only published runs (run.json
-present) are read; a half-written run never is.
+each phase's stats.txt block (block i is phase i); and one fact of the guest (its
+memory, source "guest"). Only published runs (run.json present) are read; a
+half-written run never is.
 """
 
 import functools
@@ -14,7 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.gem5stats import StatsError, select_values
-from analysis.metrics import BLOCK_WEIGHTS, GEM5, IPC, PHASE_SECONDS, RECLAIM_EFFICIENCY, VMSTAT
+from analysis.metrics import (BLOCK_WEIGHTS, GEM5, GUEST_MEMORY, IPC, PHASE_SECONDS,
+                              RECLAIM_EFFICIENCY, VMSTAT)
 from analysis.records import phase_vmstat_deltas, read_events, workload_metrics
 from reclaimstudy.errors import StudyError
 from reclaimstudy.gem5_stats import partial_blocks, phase_groups
@@ -125,6 +127,10 @@ def run_rows(run: PublishedRun) -> list[dict]:
     rows = [row(workload.metric(m.metric), "workload", m.phase, m.value, m.index)
             for m in workload_metrics(record["workload_name"], events)]
     rows += vmstat_rows(events)
+    start = next((e for e in events if e.get("event") == "job_start" and "memtotal_kib" in e),
+                 None)
+    if start is not None:
+        rows.append(row(GUEST_MEMORY, "guest", None, start["memtotal_kib"] / 1024))
     try:
         rows += gem5_rows(run_dir, [e["name"] for e in events if e.get("event") == "phase"])
     except StatsError as error:

@@ -148,12 +148,24 @@ def cmd_compare(args) -> int:
 
 
 def cmd_report(args) -> int:
+    from analysis.publish import report_published
     from analysis.report import build_report
     from reclaimstudy.studies import load_study
 
-    written = build_report(load_study(args.study), args.results)
+    build = report_published if getattr(args, "published", False) else build_report
+    written = build(load_study(args.study), args.results)
     console.print(f"report: {written['html']} and {written['markdown']}"
                   + (f" ({written['failed']} failed runs listed)" if written["failed"] else ""))
+    return 0
+
+
+def cmd_publish(args) -> int:
+    from analysis.publish import publish
+    from reclaimstudy.studies import load_study
+
+    written = publish(load_study(args.study), args.results)
+    console.print(f"published: {written['html'].parent.parent} (report {written['html']}; "
+                  f"commit the folder)")
     return 0
 
 
@@ -286,7 +298,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="write a study's report (Markdown and self-contained HTML)")
     p.add_argument("study", help="study name or path")
     p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
+    p.add_argument("--published", action="store_true",
+                   help="rebuild the published report (results/published/STUDY/) from its "
+                        "table and run.json files alone")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("publish", help="copy a study's table, run.json files and report into "
+                                       "results/published/STUDY/ (to commit; no raw stats)")
+    p.add_argument("study", help="study name or path")
+    p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
+    p.set_defaults(func=cmd_publish)
 
     p = sub.add_parser("smoke", help="the main job: sweep the smoke study and write its report")
     _sweep_options(p)

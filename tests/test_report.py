@@ -105,7 +105,7 @@ def test_table_exports_hold_every_run(report):
     import pandas as pd
     table = pd.read_parquet(parquet)
     assert table["run_id"].nunique() == 18
-    assert set(table["source"]) == {"workload", "vmstat"}
+    assert set(table["source"]) == {"workload", "vmstat", "guest"}
     assert len(pd.read_csv(csv)) == len(table)
 
 

@@ -1,0 +1,76 @@
+"""A study published into the repository: `results/published/<study>/` holds each
+current run's run.json (as `<run_id>/run.json`, where the report's links look), the
+tidy table (`report/table.parquet` and `.csv`) and the report built from those two
+alone. Raw gem5 output (stats.txt), consoles and events stay out: they are large, and
+each run.json names the inputs that regenerate them.
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.report import write_report
+from analysis.table import current_runs, export, runs_table, study_runs
+from reclaimstudy.errors import StudyError
+from reclaimstudy.record import published_runs
+
+PUBLISHED = "published"
+# What the table cannot hold: the runs set aside when it was made (report/published.json).
+COUNTS = "published.json"
+
+
+def published_dir(study_name: str, results: Path) -> Path:
+    return results / PUBLISHED / study_name
+
+
+def publish(study, results: Path) -> dict:
+    """Copy the study's current runs' records and table into its published folder (the
+    whole folder replaced, so a run since set aside leaves it), then write the report
+    there from the published copy alone."""
+    study_path = results / study.name
+    kept, superseded, outdated = current_runs(study_runs(study_path, study.name), study.points())
+    table = runs_table(kept, superseded, outdated)
+    if table.empty:
+        raise StudyError(f"{study_path}: no runs to publish: run `./study sweep {study.name}` first")
+    target = published_dir(study.name, results)
+    staging = target.with_name(target.name + ".new")
+    shutil.rmtree(staging, ignore_errors=True)
+    for run in kept:
+        (staging / run.record["run_id"]).mkdir(parents=True)
+        shutil.copy2(run.directory / "run.json", staging / run.record["run_id"] / "run.json")
+    export(table, staging / "report" / "table")
+    (staging / "report" / COUNTS).write_text(json.dumps(
+        {"study": study.name, "runs": len(kept), "superseded": superseded,
+         "outdated": outdated, "from": f"results/{study.name}/"}, indent=2) + "\n")
+    old = target.with_name(target.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        target.rename(old)
+    staging.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
+    return report_published(study, results)
+
+
+def report_published(study, results: Path) -> dict:
+    """Rebuild the published report from the published table and run.json files alone."""
+    target = published_dir(study.name, results)
+    report = target / "report"
+    stem = report / "table"
+    if not stem.with_suffix(".parquet").is_file():
+        raise StudyError(f"{target}: no published table (report/table.parquet): run "
+                         f"`./study publish {study.name}` first")
+    table = pd.read_parquet(stem.with_suffix(".parquet"))
+    counts = json.loads((report / COUNTS).read_text())
+    table.attrs.update(superseded=counts["superseded"], outdated=counts["outdated"])
+    runs = published_runs(target, study.name)
+    wanted = set(table["run_id"])
+    kept = [run for run in runs if run.record["run_id"] in wanted]
+    missing = sorted(wanted - {run.record["run_id"] for run in kept})
+    if missing:
+        raise StudyError(f"{stem.with_suffix('.parquet')} names {len(missing)} runs whose "
+                         f"run.json is not in {target} (first: {missing[0]}); publish again")
+    return write_report(study, table, kept, kept, report,
+                        [stem.with_suffix(".csv"), stem.with_suffix(".parquet")],
+                        source=f"results/{PUBLISHED}/{study.name}/")

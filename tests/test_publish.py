@@ -1,0 +1,104 @@
+"""Publishing a study (results/published/<study>/): the runs' records, the tidy table and
+a report rebuilt from those alone, with the run directories gone."""
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.publish import publish, published_dir, report_published
+from reclaimstudy.errors import StudyError
+from reclaimstudy.studies import load_study
+from tests.test_regimes import desktop_run
+
+RUNS = Path(__file__).parent / "fixtures" / "runs"
+
+
+def body(markdown: Path) -> str:
+    """The report less its first lines (when it was made, from which folder)."""
+    return markdown.read_text().split("\n", 3)[3]
+
+
+@pytest.fixture
+def published(tmp_path):
+    results = tmp_path / "results"
+    shutil.copytree(RUNS / "smoke", results / "smoke")
+    from analysis.report import build_report
+    original = build_report(load_study("smoke"), results)
+    written = publish(load_study("smoke"), results)
+    return results, original, written
+
+
+def test_the_published_folder_holds_records_table_and_report_but_no_raw_output(published):
+    results, original, written = published
+    target = published_dir("smoke", results)
+    runs = sorted(p.name for p in target.iterdir() if p.name != "report")
+    assert runs == sorted(p.name for p in (results / "smoke").iterdir()
+                          if (p / "run.json").is_file())
+    for run in runs:
+        assert [p.name for p in (target / run).iterdir()] == ["run.json"]
+    assert json.loads((target / runs[0] / "run.json").read_text()) == \
+        json.loads((results / "smoke" / runs[0] / "run.json").read_text())
+    assert pd.read_parquet(target / "report" / "table.parquet").equals(
+        pd.read_parquet(results / "smoke" / "report" / "table.parquet"))
+    assert written["markdown"] == target / "report" / "report.md"
+    assert "runs in `results/published/smoke/`" in written["markdown"].read_text()
+
+
+def test_the_report_rebuilds_from_the_published_copy_alone(published):
+    results, original, _ = published
+    made_from_runs = body(original["markdown"])
+    shutil.rmtree(results / "smoke")
+    rebuilt = report_published(load_study("smoke"), results)
+    assert body(rebuilt["markdown"]) == made_from_runs
+    links = re.findall(r"\]\(\.\./([^)]+)/run\.json\)", rebuilt["markdown"].read_text())
+    assert len(set(links)) == 18
+    for run_id in links:  # every run the report names is in the published folder
+        assert (rebuilt["markdown"].parent.parent / run_id / "run.json").is_file()
+    for plot in re.findall(r"\]\((plots/[^)]+\.png)\)", rebuilt["markdown"].read_text()):
+        assert (rebuilt["markdown"].parent / plot).stat().st_size > 0
+
+
+def test_publishing_again_drops_runs_the_source_no_longer_has(published):
+    results, _, _ = published
+    gone = next(p for p in sorted((results / "smoke").iterdir()) if (p / "run.json").is_file())
+    shutil.rmtree(gone)
+    publish(load_study("smoke"), results)
+    target = published_dir("smoke", results)
+    assert not (target / gone.name).exists()
+    assert gone.name not in set(pd.read_parquet(target / "report" / "table.parquet")["run_id"])
+    assert not target.with_name("smoke.new").exists() and not target.with_name("smoke.old").exists()
+
+
+def test_a_published_table_naming_a_run_without_its_record_is_refused(published):
+    results, _, _ = published
+    target = published_dir("smoke", results)
+    victim = next(p for p in target.iterdir() if p.name != "report")
+    shutil.rmtree(victim)
+    with pytest.raises(StudyError, match=f"runs whose run.json is not in .*{victim.name}"):
+        report_published(load_study("smoke"), results)
+
+
+def test_rebuilding_what_was_never_published_says_how_to_publish(tmp_path):
+    with pytest.raises(StudyError, match="run `./study publish smoke` first"):
+        report_published(load_study("smoke"), tmp_path)
+
+
+def test_regime_checks_survive_publishing_without_the_runs_events(tmp_path):
+    study_file = tmp_path / "regimes.toml"
+    study_file.write_text(
+        'description = "d"\nbaseline = "baseline"\nrepetitions = 2\nsystems = ["desktop-hdd-128"]\n'
+        '[[experiment]]\nname = "desktop"\nworkload = "desktop-launch"\nseed = "000a"\n'
+        'policies = ["baseline", "exec-protect-off"]\n')
+    results = tmp_path / "results"
+    memory_pages = 128 * 256
+    for repetition, pswpin in ((0, 4 * memory_pages), (1, 100)):
+        desktop_run(results / "regimes", "baseline", repetition, pswpin)
+        desktop_run(results / "regimes", "exec-protect-off", repetition, pswpin)
+    publish(load_study(str(study_file)), results)
+    shutil.rmtree(results / "regimes")
+    markdown = report_published(load_study(str(study_file)), results)["markdown"].read_text()
+    assert "Out of regime: 1 of 2 runs fall short" in markdown
