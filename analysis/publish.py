@@ -1,7 +1,8 @@
 """A study published into the repository: `results/published/<study>/` holds each
 current run's run.json (as `<run_id>/run.json`, where the report's links look), the
-tidy table (`report/table.parquet` and `.csv`) and the report built from those two
-alone. Raw gem5 output (stats.txt), consoles and events stay out: they are large, and
+tidy table (`report/table.parquet` and `.csv`), the report built from those two alone,
+and `findings.md`, what we found and the evidence, written by hand and kept across
+publishing. Raw gem5 output (stats.txt), consoles and events stay out: they are large, and
 each run.json names the inputs that regenerate them.
 """
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.report import write_report
+from analysis.report import FINDINGS, write_report
 from analysis.table import current_runs, export, runs_table, study_runs
 from reclaimstudy.errors import StudyError
 from reclaimstudy.record import published_runs
@@ -40,6 +41,8 @@ def publish(study, results: Path) -> dict:
     for run in kept:
         (staging / run.record["run_id"]).mkdir(parents=True)
         shutil.copy2(run.directory / "run.json", staging / run.record["run_id"] / "run.json")
+    if (target / FINDINGS).is_file():  # written by hand from the evidence: kept
+        shutil.copy2(target / FINDINGS, staging / FINDINGS)
     export(table, staging / "report" / "table")
     (staging / "report" / COUNTS).write_text(json.dumps(
         {"study": study.name, "runs": len(kept), "superseded": superseded,

@@ -205,6 +205,55 @@ def _regime(regimes: pd.DataFrame, experiment: str, backend: str, system: str) -
             "rows": rows.to_dict("records")}
 
 
+def anchor(experiment: str, system: str, backend: str) -> str:
+    """The id of an experiment's section, which lists the runs behind its numbers."""
+    return re.sub(r"[^a-z0-9-]+", "-", f"exp-{experiment}-{system}-{backend}".lower())
+
+
+def _seed_rows(seeds: pd.DataFrame, regimes: pd.DataFrame, table: pd.DataFrame) -> list[dict]:
+    """The reproduction table's rows with their regime check (in, out: k of n short, or
+    none declared) and how many runs of the row's policies (on, off, MGLRU) stand behind
+    them, linked to the section that lists them."""
+    rows = []
+    for row in seeds.to_dict("records") if not seeds.empty else []:
+        regime = _regime(regimes, row["experiment"], row["backend"], row["system"])
+        if regime is None:
+            row["regime"] = "-"
+        else:
+            n = len(regime["rows"])
+            row["regime"] = (f"**out**: {regime['out']} of {n} short" if regime["out"]
+                             else f"in ({n}/{n})")
+        runs = table[(table["experiment"] == row["experiment"])
+                     & (table["backend"] == row["backend"]) & (table["system"] == row["system"])
+                     & table["policy"].isin(row["policies"])]
+        row["runs"] = runs["run_id"].nunique()
+        row["anchor"] = anchor(row["experiment"], row["system"], row["backend"])
+        rows.append(row)
+    return rows
+
+
+FINDINGS = "findings.md"
+
+
+def read_findings(path: Path, experiments: set[str]) -> dict[str, str]:
+    """What we found, per experiment: `## <experiment>` sections of a Markdown file
+    (results/published/<study>/findings.md), written from the runs' evidence. None is
+    fine; a section for an experiment the study does not have is an error."""
+    if not path.is_file():
+        return {}
+    found, name = {}, None
+    for line in path.read_text().splitlines():
+        if line.startswith("## "):
+            name = line[3:].strip()
+            if name not in experiments:
+                raise StudyError(f"{path}: section '## {name}' names no experiment of the "
+                                 f"study; allowed: {', '.join(sorted(experiments))}")
+            found[name] = ""
+        elif name is not None:
+            found[name] += line + "\n"
+    return {k: v.strip() for k, v in found.items() if v.strip()}
+
+
 def html_body(markdown: str, out: Path) -> str:
     """report.md as HTML, its plots embedded so the file stands alone."""
     body = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
@@ -244,6 +293,9 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
     reasons = {run.record["run_id"]: run.record["reason"] for run in found if not run.ok}
     experiments = []
     by_name = {e.name: e for e in study.experiments}
+    findings = read_findings(out.parent.parent / "published" / study.name / FINDINGS
+                             if source == f"results/{study.name}/" else out.parent / FINDINGS,
+                             set(by_name))
     for (experiment, _, backend, system), part in comparison.groupby(
             ["experiment", "setup", "backend", "system"], sort=False) if not comparison.empty else []:
         policies = policy_order(part["policy"], study.baseline)
@@ -260,6 +312,8 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
         spec = by_name.get(experiment)
         experiments.append({
             "name": experiment, "backend": backend, "system": system,
+            "anchor": anchor(experiment, system, backend),
+            "finding": findings.get(experiment),
             "seed": spec.seed if spec else None,
             "varied": study.varied(spec) if spec else "",
             "text": format_text(part, study.baseline),
@@ -278,7 +332,9 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
         "failed": [{**row, "reason": reasons.get(row["run_id"], "")}
                    for row in failed.to_dict("records")],
         "experiments": experiments,
-        "seeds": seeds.to_dict("records") if not seeds.empty else [],
+        "seeds": _seed_rows(seeds, regimes, table),
+        "findings": [{"experiment": e["name"], "anchor": e["anchor"], "text": e["finding"]}
+                     for e in experiments if e["finding"]],
         "caveats": caveats_for(seeds),
         "inputs": inputs,
         "guests": _guests(inputs),

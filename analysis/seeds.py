@@ -145,6 +145,8 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
             mglru = cells[MGLRU_POLICY]["mean"] if MGLRU_POLICY in cells else math.nan
             rows.append({
                 "seed": claim.seed, "experiment": experiment, "what": claim.what,
+                "policies": [claim.with_policy, claim.without_policy] +
+                            ([MGLRU_POLICY] if MGLRU_POLICY in cells else []),
                 "metric": claim.metric,
                 "phase": claim.phase, "unit": claim.unit, "backend": backend, "system": system,
                 "seed_with": claim.seed_with, "seed_without": claim.seed_without,

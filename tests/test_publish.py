@@ -102,3 +102,27 @@ def test_regime_checks_survive_publishing_without_the_runs_events(tmp_path):
     shutil.rmtree(results / "regimes")
     markdown = report_published(load_study(str(study_file)), results)["markdown"].read_text()
     assert "Out of regime: 1 of 2 runs fall short" in markdown
+
+
+def test_findings_appear_under_the_seed_table_and_in_their_experiment(published):
+    results, _, _ = published
+    target = published_dir("smoke", results)
+    (target / "findings.md").write_text(
+        "# Findings\n\n## thrash\nThe control's file was cached from round 3\n"
+        "(refault_file fell to 0).\n")
+    publish(load_study("smoke"), results)  # publishing again keeps the findings
+    markdown = report_published(load_study("smoke"), results)["markdown"].read_text()
+    assert ("- **[thrash](#exp-thrash-ci-tiny-qemu)**: The control's file was cached from "
+            "round 3 (refault_file fell to 0).") in markdown
+    section = markdown.split('<div id="exp-thrash-ci-tiny-qemu"></div>')[1]
+    assert section.split("### ", 2)[1].count("**What we found**: The control's file") == 1
+    from analysis.report import build_report
+    assert "**What we found**" in build_report(load_study("smoke"), results)["markdown"].read_text()
+
+
+def test_findings_for_an_experiment_the_study_lacks_are_refused(published):
+    results, _, _ = published
+    (published_dir("smoke", results) / "findings.md").write_text("## desktop\nx\n")
+    with pytest.raises(StudyError, match="'## desktop' names no experiment of the study; "
+                                         "allowed: lazyfree, smoke, thrash"):
+        report_published(load_study("smoke"), results)

@@ -84,6 +84,8 @@ def test_the_report_prints_each_runs_regime_and_marks_an_experiment_out_of_it(tm
     assert "**Regime** (seed 000a's effect needs a desktop that thrashes" in markdown
     assert "Out of regime: 1 of 2 runs fall short" in markdown
     assert re.search(r"\| baseline \| 1 \| 100 \| 0\.0\d+ \| \*\*no\*\* \|", markdown)
+    seed_row = next(line for line in markdown.splitlines() if line.startswith("| 000a | desktop"))
+    assert "| **out**: 1 of 2 short |" in seed_row
 
 
 def test_memory_is_the_guests_memtotal_when_the_run_recorded_it(tmp_path):

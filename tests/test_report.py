@@ -276,3 +276,16 @@ def test_hot_streams_runs_give_the_seeds_vmstat_table_at_its_three_marks(tmp_pat
     # gauges are shown, never compared
     from analysis.compare import compare
     assert not compare(table, "baseline")["metric"].str.startswith("vmmon_").any()
+
+
+def test_each_seed_row_links_to_the_runs_of_its_policies(report):
+    markdown = report["markdown"].read_text()
+    for row in [line for line in markdown.splitlines() if re.match(r"\| 00\d \|", line)]:
+        count, target = re.search(r"\| \[(\d+)\]\(#([a-z0-9-]+)\) \|$", row).groups()
+        section = markdown.split(f'<div id="{target}"></div>')[1].split("<div id=")[0]
+        policies = {"002": ("baseline", "madv-free-off"),
+                    "001": ("old-refault-distance", "old-refault-distance-scan-anon-off",
+                            "mglru")}[row[2:5]]
+        listed = [line for line in section.splitlines()
+                  if line.startswith("- ") and line[2:].split(":")[0] in policies]
+        assert int(count) == sum(line.count("run.json") for line in listed) > 0
