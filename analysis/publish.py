@@ -15,7 +15,7 @@ import pandas as pd
 from analysis.report import FINDINGS, write_report
 from analysis.table import current_runs, export, runs_table, study_runs
 from reclaimstudy.errors import StudyError
-from reclaimstudy.record import published_runs
+from reclaimstudy.record import PARTIAL, partial_name, published_runs
 
 PUBLISHED = "published"
 # What the table cannot hold: the runs set aside when it was made (report/published.json).
@@ -77,3 +77,35 @@ def report_published(study, results: Path) -> dict:
     return write_report(study, table, kept, kept, report,
                         [stem.with_suffix(".csv"), stem.with_suffix(".parquet")],
                         source=f"results/{PUBLISHED}/{study.name}/")
+
+
+RESTORED_ROWS = "rows.parquet"
+
+
+def restore(study, results: Path) -> int:
+    """Put the published runs back into results/<study>/ (each as its run.json and its
+    rows of the published table, RESTORED_ROWS) where the folder lacks them, so that a
+    study carried on on a new machine neither redoes nor loses them: the sweep counts a
+    run with a run.json as done, and the table reads a restored run's rows as they were
+    published. Returns how many were restored."""
+    target = published_dir(study.name, results)
+    table_path = target / "report" / "table.parquet"
+    if not table_path.is_file():
+        raise StudyError(f"{target}: nothing published to restore (no report/table.parquet)")
+    table = pd.read_parquet(table_path)
+    study_path = results / study.name
+    restored = 0
+    for run in published_runs(target, study.name):
+        run_id = run.record["run_id"]
+        if (study_path / run_id).exists():
+            continue
+        # Assembled where half-written runs are (never read as runs), moved in whole.
+        staging = study_path / PARTIAL / partial_name(run_id)
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        table[table["run_id"] == run_id].to_parquet(staging / RESTORED_ROWS, index=False)
+        shutil.copy2(run.directory / "run.json", staging / "run.json")
+        staging.rename(study_path / run_id)
+        restored += 1
+    return restored
+

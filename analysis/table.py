@@ -122,6 +122,9 @@ def run_rows(run: PublishedRun) -> list[dict]:
             "status": record["status"]}
     if record["status"] != "ok":
         return [{**base, **row(FAILED, "run", None, 1.0)}]
+    restored = run_dir / "rows.parquet"  # analysis/publish.restore: its published rows
+    if restored.is_file() and not (run_dir / "events.jsonl").is_file():
+        return pd.read_parquet(restored).to_dict("records")
     events = read_events(run_dir)
     workload = workload_declarations(record["workload_name"])
     rows = [row(workload.metric(m.metric), "workload", m.phase, m.value, m.index)

@@ -163,6 +163,11 @@ def cmd_publish(args) -> int:
     from analysis.publish import publish
     from reclaimstudy.studies import load_study
 
+    if args.restore:
+        from analysis.publish import restore
+        count = restore(load_study(args.study), args.results)
+        console.print(f"restored {count} published run(s) into {args.results / args.study}")
+        return 0
     written = publish(load_study(args.study), args.results)
     console.print(f"published: {written['html'].parent.parent} (report {written['html']}; "
                   f"commit the folder)")
@@ -307,6 +312,9 @@ def build_parser() -> argparse.ArgumentParser:
                                        "results/published/STUDY/ (to commit; no raw stats)")
     p.add_argument("study", help="study name or path")
     p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
+    p.add_argument("--restore", action="store_true",
+                   help="the other way: put the published runs (run.json and their table rows) "
+                        "back into results/STUDY/, so a sweep on a new machine goes on from them")
     p.set_defaults(func=cmd_publish)
 
     p = sub.add_parser("smoke", help="the main job: sweep the smoke study and write its report")

@@ -126,3 +126,35 @@ def test_findings_for_an_experiment_the_study_lacks_are_refused(published):
     with pytest.raises(StudyError, match="'## desktop' names no experiment of the study; "
                                          "allowed: lazyfree, smoke, thrash"):
         report_published(load_study("smoke"), results)
+
+
+def test_restored_runs_count_as_done_and_report_as_published(published, monkeypatch):
+    results, original, _ = published
+    made_from_runs = body(original["markdown"])
+    shutil.rmtree(results / "smoke")  # a new machine: only the repository's copy is left
+    from analysis.publish import restore
+    assert restore(load_study("smoke"), results) == 18
+    assert restore(load_study("smoke"), results) == 0  # nothing twice
+    restored = [p for p in (results / "smoke").iterdir() if p.name != ".partial"]
+    assert len(restored) == 18
+    assert {q.name for q in restored[0].iterdir()} == {"run.json", "rows.parquet"}
+    from analysis.report import build_report
+    assert body(build_report(load_study("smoke"), results)["markdown"]) == made_from_runs
+
+    # The sweep finds every run done and starts none (its backend prepares nothing new:
+    # the restored runs' artefacts are the ones it would use).
+    from reclaimstudy import sweep
+    record = json.loads((restored[0] / "run.json").read_text())
+
+    class Prepared:
+        identity = record["identity"]["artefacts"]
+
+    class Backend:
+        def prepare(self, spec):
+            return Prepared()
+
+        def run(self, *args, **kwargs):
+            raise AssertionError("a restored run was run again")
+    monkeypatch.setattr(sweep, "get_backend", lambda name: Backend())
+    outcome = sweep.run_sweep(load_study("smoke"), "qemu", results, jobs=1)
+    assert outcome.skipped == 18 and outcome.ok
