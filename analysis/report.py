@@ -110,8 +110,12 @@ def _inputs(kept: list[PublishedRun]) -> list[dict]:
             "backend": record["backend"], "system": record["system_name"],
             "profile": run.identity["system"], "kernel": artefacts.get("kernel", {}),
             "image": artefacts.get("image", {}), "gem5": artefacts.get("gem5"),
-            "qemu": artefacts.get("qemu"), "runs": 0})
+            "qemu": artefacts.get("qemu"), "runs": 0, "binaries": []})
         entry["runs"] += 1
+        # Rebuilds of one simulator (same key, another compile time) share an entry.
+        binary = (artefacts.get("gem5") or {}).get("sha256")
+        if binary and binary not in entry["binaries"]:
+            entry["binaries"].append(binary)
     return list(seen.values())
 
 

@@ -5,6 +5,7 @@ whether a gem5 binary links tcmalloc (its build records it, the backend checks i
 import json
 import mmap
 import platform
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -34,6 +35,15 @@ def links_tcmalloc(binary: Path) -> bool:
     with open(binary, "rb") as handle, \
             mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
         return data.find(b"libtcmalloc") != -1
+
+
+def compilers_of(binary: Path) -> list[str]:
+    """The compilers that built a binary, from the version strings GCC leaves in its
+    .comment section ("GCC: (Debian 12.2.0-14) 12.2.0"), sorted, each once."""
+    with open(binary, "rb") as handle, \
+            mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        return sorted({m.decode(errors="replace")
+                       for m in re.findall(rb"GCC: \([^)\n]{1,80}\) [0-9][0-9.]{0,20}", data)})
 
 
 def build_facts(started: float, jobs: int, steps: int, compiler: str) -> dict:

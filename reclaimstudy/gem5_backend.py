@@ -18,7 +18,7 @@ from pathlib import Path
 from reclaimstudy import gem5_stats
 from reclaimstudy.record import run_seed
 from reclaimstudy.backends import Backend, Outcome, Prepared
-from reclaimstudy.builds import links_tcmalloc
+from reclaimstudy.builds import compilers_of, links_tcmalloc
 from reclaimstudy.errors import StudyError
 from reclaimstudy.gem5_segments import run_segmented
 from reclaimstudy.hashing import file_sha256, json_sha256
@@ -68,6 +68,7 @@ class Gem5:
     # The gem5-patches/ series built in (None: a stock gem5).
     series: str | None = None
     tcmalloc: bool | None = None
+    compilers: tuple[str, ...] = ()
 
     @property
     def variant(self) -> str:
@@ -77,7 +78,19 @@ class Gem5:
 
     def identity(self) -> dict:
         return {"version": self.version, "sha256": self.sha256, "patches": self.series,
-                "variant": self.variant, "tcmalloc": self.tcmalloc}
+                "variant": self.variant, "tcmalloc": self.tcmalloc,
+                "compilers": list(self.compilers), "simulator": self.simulator_key}
+
+    @property
+    def simulator_key(self) -> str:
+        """What the simulation depends on: release, our patch series, variant, build
+        options, malloc and compiler; what run ids and checkpoints are keyed by. Not the
+        binary's hash: gem5 embeds its compile time (base/date.cc), so every rebuild of
+        the same source hashes differently, and a study carried on after a rebuild (a
+        new machine) would redo every run. The binary's sha256 stays in each run.json."""
+        return json_sha256({"version": self.version, "patches": self.series,
+                            "variant": self.variant, "options": self.build,
+                            "tcmalloc": self.tcmalloc, "compilers": list(self.compilers)})[:16]
 
 
 
@@ -120,10 +133,11 @@ def find_gem5() -> Gem5:
     key = f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
     if key not in memo:
         info = _build_info(path)
-        memo[key] = {"sha256": file_sha256(path), "tcmalloc": links_tcmalloc(path), **info}
+        memo[key] = {"sha256": file_sha256(path), "tcmalloc": links_tcmalloc(path),
+                     "compilers": compilers_of(path), **info}
         memo_path.write_text(json.dumps(memo, indent=1) + "\n")
-    elif "tcmalloc" not in memo[key]:  # remembered before we recorded it
-        memo[key]["tcmalloc"] = links_tcmalloc(path)
+    elif "compilers" not in memo[key]:  # remembered before we recorded these
+        memo[key].update(tcmalloc=links_tcmalloc(path), compilers=compilers_of(path))
         memo_path.write_text(json.dumps(memo, indent=1) + "\n")
     entry = memo[key]
     options = entry["options"]
@@ -137,7 +151,8 @@ def find_gem5() -> Gem5:
         console.print(f"warning: GEM5 is gem5 {entry['version']}; the study was made with "
                       f"v{EXPECTED_VERSION} (Linux >= 6.8 and other details differ across versions)")
     return Gem5(path, entry["version"], entry["sha256"], options,
-                entry.get("reclaimstudy_series"), entry.get("tcmalloc"))
+                entry.get("reclaimstudy_series"), entry.get("tcmalloc"),
+                tuple(entry.get("compilers", ())))
 
 
 def gem5_params(mode: str, system: System, kernel: Kernel, image: Image, checkpoint: Path,
@@ -214,13 +229,13 @@ def kvm_usable(gem5: Gem5, system: System, kernel: Kernel, image: Image) -> tupl
 
 
 def checkpoint_key(gem5: Gem5, kernel: Kernel, image: Image, system: System) -> str:
-    return _checkpoint_key(gem5.sha256, kernel.manifest["key"], image.manifest["key"],
+    return _checkpoint_key(gem5.simulator_key, kernel.manifest["key"], image.manifest["key"],
                            kernel.hz, system)
 
 
-def _checkpoint_key(gem5_sha256: str, kernel_key: str, image_key: str, kernel_hz: int,
+def _checkpoint_key(simulator_key: str, kernel_key: str, image_key: str, kernel_hz: int,
                     system: System) -> str:
-    return json_sha256({"gem5": gem5_sha256, "kernel": kernel_key, "image": image_key,
+    return json_sha256({"gem5": simulator_key, "kernel": kernel_key, "image": image_key,
                         "layout": system.memory_layout(),
                         "args": gem5_kernel_args(kernel_hz, system),
                         "script": file_sha256(CONFIG_SCRIPT)})[:16]
@@ -278,8 +293,8 @@ class Gem5Backend(Backend):
         gem5 = find_gem5()
         require_disk_model(gem5, spec.system)
         kernel, image = current_kernel_key(), image_key(image_inputs(spec.system))
-        return {"kernel": kernel, "image": image, "gem5": gem5.sha256,
-                "checkpoint": _checkpoint_key(gem5.sha256, kernel, image, configured_hz(),
+        return {"kernel": kernel, "image": image, "gem5": gem5.simulator_key,
+                "checkpoint": _checkpoint_key(gem5.simulator_key, kernel, image, configured_hz(),
                                               spec.system)}
 
     def prepare(self, spec) -> Prepared:
@@ -291,7 +306,7 @@ class Gem5Backend(Backend):
         checkpoint_manifest = json.loads((checkpoint / "manifest.json").read_text())
         return Prepared(
             identity={"kernel": kernel.manifest["key"], "image": image.manifest["key"],
-                      "gem5": gem5.sha256, "checkpoint": checkpoint_manifest["key"]},
+                      "gem5": gem5.simulator_key, "checkpoint": checkpoint_manifest["key"]},
             record={
                 "kernel": {key: kernel.manifest[key] for key in
                            ("key", "source_version", "config_sha256", "vmlinux_sha256")},

@@ -61,8 +61,33 @@ def test_an_x86_gem5_is_accepted_and_identified(monkeypatch, tmp_path):
     fast.write_bytes(fake.read_bytes() + b"# libtcmalloc.so.4\n")
     fast.chmod(fake.stat().st_mode)
     monkeypatch.setenv("GEM5", str(fast))
-    assert gem5_backend.find_gem5().identity() | {"sha256": ""} == {
-        "version": "24.0.0.1", "sha256": "", "patches": None, "variant": "fast", "tcmalloc": True}
+    identity = gem5_backend.find_gem5().identity()
+    assert identity | {"sha256": "", "simulator": ""} == {
+        "version": "24.0.0.1", "sha256": "", "patches": None, "variant": "fast", "tcmalloc": True,
+        "compilers": [], "simulator": ""}
+
+
+def test_runs_are_keyed_by_what_simulates_not_by_the_binarys_bytes(monkeypatch, tmp_path):
+    """A rebuild of the same gem5 differs only in its embedded compile time: same key."""
+    monkeypatch.setenv("RECLAIMSTUDY_CACHE", str(tmp_path / "cache"))
+    options = {"USE_X86_ISA": "True"}
+    built = {}
+    for name, extra in (("first", b"# compiled Nov 24 2026 19:40:12\n# GCC: (Debian 12.2.0-14) 12.2.0\n"),
+                        ("rebuilt", b"# compiled Nov 25 2026 08:01:55\n# GCC: (Debian 12.2.0-14) 12.2.0\n"),
+                        ("other-compiler", b"# GCC: (Debian 14.2.0-19) 14.2.0\n")):
+        (tmp_path / name).mkdir()
+        fake = fake_gem5(tmp_path / name, options)
+        fake.write_bytes(fake.read_bytes() + extra)
+        monkeypatch.setenv("GEM5", str(fake))
+        built[name] = gem5_backend.find_gem5()
+    assert built["first"].sha256 != built["rebuilt"].sha256
+    assert built["first"].simulator_key == built["rebuilt"].simulator_key
+    assert built["first"].compilers == ("GCC: (Debian 12.2.0-14) 12.2.0",)
+    assert built["other-compiler"].simulator_key != built["first"].simulator_key
+    (tmp_path / "other-options").mkdir()
+    monkeypatch.setenv("GEM5", str(fake_gem5(tmp_path / "other-options",
+                                              {**options, "USE_KVM": "False"})))
+    assert gem5_backend.find_gem5().simulator_key != built["first"].simulator_key
 
 
 def test_params_give_the_boot_no_caches_and_the_run_the_profile():

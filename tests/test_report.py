@@ -289,3 +289,19 @@ def test_each_seed_row_links_to_the_runs_of_its_policies(report):
         listed = [line for line in section.splitlines()
                   if line.startswith("- ") and line[2:].split(":")[0] in policies]
         assert int(count) == sum(line.count("run.json") for line in listed) > 0
+
+
+def test_rebuilds_of_one_simulator_share_an_entry_that_names_each_binary():
+    from analysis.report import _inputs
+
+    def run(sha256, simulator="s1"):
+        made = make_record(backend="gem5", system="desktop-hdd-128",
+                           artefacts={"kernel": "k1", "image": "i1", "gem5": simulator,
+                                      "checkpoint": "c1"})
+        made["artefacts"]["gem5"] = {"version": "24.0.0.1", "variant": "fast",
+                                     "simulator": simulator, "sha256": sha256}
+        return PublishedRun(Path("."), made)
+
+    entries = _inputs([run("a" * 64), run("b" * 64), run("a" * 64)])
+    assert len(entries) == 1 and entries[0]["binaries"] == ["a" * 64, "b" * 64]
+    assert len(_inputs([run("a" * 64), run("c" * 64, simulator="s2")])) == 2
