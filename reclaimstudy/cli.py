@@ -98,6 +98,8 @@ def cmd_sweep(args) -> int:
     from reclaimstudy.sweep import run_sweep
 
     study = load_study(args.study)
+    if getattr(args, "only", None):
+        study = study.select(args.only)
     backend = resolve_backend(args.backend)
     if args.on == "slurm":
         from reclaimstudy.cluster import SlurmOptions, submit
@@ -209,6 +211,9 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", "-j", type=int, help="runs at once (default: cores, as memory allows)")
     p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
     p.add_argument("--timeout", type=float, help="seconds before a run is killed and marked failed")
+    p.add_argument("--only", action="append", metavar="PATTERN",
+                   help="only the runs named like PATTERN (experiment/policy/system/rN, shell "
+                        "wildcards, e.g. 'desktop/baseline/*/r0'); repeatable")
     p.add_argument("--status-every", type=_positive_seconds, default=STATUS_EVERY_S, metavar="S",
                    help=f"say what is running every S seconds (default {STATUS_EVERY_S:.0f})")
 

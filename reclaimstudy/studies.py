@@ -1,6 +1,7 @@
 """Studies (configs/studies/*.toml): experiments x policies x systems x repetitions, as data."""
 
-from dataclasses import dataclass
+import fnmatch
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from reclaimstudy.errors import StudyError
@@ -36,8 +37,29 @@ class Study:
     # gem5 runs save a checkpoint at every phase boundary and every this many simulated
     # seconds, and restore it to go on (None: one uninterrupted simulation per run).
     checkpoint_every_s: float | None = None
+    # Patterns (fnmatch) over "experiment/policy/system/rN": only the runs they match
+    # (sweep --only); empty: every run.
+    only: tuple[str, ...] = ()
+
+    def select(self, patterns: list[str]) -> "Study":
+        """This study narrowed to the runs some pattern matches; a pattern that matches
+        none is an error naming what the labels look like."""
+        labels = [_only_label(e, spec) for e, spec in self.all_runs("any")]
+        for pattern in patterns:
+            if not fnmatch.filter(labels, pattern):
+                raise StudyError(f"--only {pattern!r} matches no run of study {self.name}; "
+                                 f"runs are named experiment/policy/system/rN, e.g. {labels[0]}")
+        return replace(self, only=tuple(patterns))
 
     def runs(self, backend: str) -> list[tuple[Experiment, RunSpec]]:
+        """The runs to make: every run of the study, or those `only` selects."""
+        out = self.all_runs(backend)
+        if self.only:
+            out = [(e, spec) for e, spec in out
+                   if any(fnmatch.fnmatchcase(_only_label(e, spec), p) for p in self.only)]
+        return out
+
+    def all_runs(self, backend: str) -> list[tuple[Experiment, RunSpec]]:
         """Every run of the study, experiment by experiment. Repetitions vary the
         workload's `seed` parameter where it has one (see `varied`)."""
         out = []
@@ -60,7 +82,7 @@ class Study:
 
     def points(self) -> set[str]:
         """The point keys (record.point_key) of every run the study asks for, on any backend."""
-        return {point_key(spec.identity()) for _, spec in self.runs("any")}
+        return {point_key(spec.identity()) for _, spec in self.all_runs("any")}
 
     def varied(self, experiment: Experiment) -> str:
         """What differs between repetitions of an experiment, for the report."""
@@ -73,6 +95,10 @@ class Study:
         if "seed" in workload.parameters and "seed" not in experiment.params:
             parts.append("the workload's own random seed")
         return "; ".join(parts)
+
+
+def _only_label(experiment: Experiment, spec: RunSpec) -> str:
+    return f"{experiment.name}/{spec.policy.name}/{spec.system.name}/r{spec.repetition}"
 
 
 def _names(where: str, key: str, one: str, value, allowed: list[str]) -> tuple[str, ...]:

@@ -197,3 +197,25 @@ def test_rates_are_averaged_harmonically_and_a_higher_rate_reads_better():
     result = compare(pd.DataFrame(rows), "base").set_index("policy")
     assert result.loc["base", "mean"] == pytest.approx(3 / (1 / 100 + 1 / 101 + 1 / 99))
     assert result.loc["fast", "verdict"] == "better"
+
+
+def test_only_narrows_a_sweep_to_the_runs_its_patterns_name():
+    from reclaimstudy.studies import load_study
+    study = load_study("seeds-gem5")
+    every = study.runs("gem5")
+    chosen = study.select(["desktop/baseline/*/r0", "thrash/*/desktop-ssd-96/r[01]"]).runs("gem5")
+    assert [(e.name, s.policy.name, s.repetition) for e, s in chosen] == [
+        ("thrash", p, r) for p in ("baseline", "refault-scan-anon-off", "mglru") for r in (0, 1)
+    ] + [("desktop", "baseline", 0)]
+    assert len(every) == 150  # the study itself is unchanged
+    assert study.select(["desktop/*"]).points() == study.points()  # a report still wants all
+    chosen_ids = {s.label() + str(s.arguments) for _, s in chosen}
+    assert chosen_ids <= {s.label() + str(s.arguments) for _, s in every}
+
+
+def test_only_refuses_a_pattern_that_names_no_run():
+    from reclaimstudy.studies import load_study
+    with pytest.raises(StudyError, match=r"--only 'desktop/baseline/\*/r9' matches no run of "
+                                         r"study seeds-gem5; runs are named experiment/policy/"
+                                         r"system/rN, e\.g\. ebizzy/baseline/desktop-hdd-96/r0"):
+        load_study("seeds-gem5").select(["desktop/baseline/*/r9"])
