@@ -60,14 +60,16 @@ class Study:
         return out
 
     def all_runs(self, backend: str) -> list[tuple[Experiment, RunSpec]]:
-        """Every run of the study, experiment by experiment. Repetitions vary the
-        workload's `seed` parameter where it has one (see `varied`)."""
+        """Every run of the study, experiment by experiment, repetition by repetition.
+        Repetitions vary the workload's `seed` parameter where it has one (see `varied`)."""
         out = []
         for experiment in self.experiments:
             workload = get_workload(experiment.workload)
             for system in experiment.systems:
-                for policy in experiment.policies:
-                    for repetition in range(self.repetitions):
+                # Repetition by repetition, each with all its policies: a sweep cut
+                # short leaves whole pairs (what a paired verdict needs).
+                for repetition in range(self.repetitions):
+                    for policy in experiment.policies:
                         values = dict(experiment.params)
                         if "seed" in workload.parameters and "seed" not in experiment.params:
                             values["seed"] = workload.parameters["seed"].default + repetition

@@ -205,8 +205,8 @@ def test_only_narrows_a_sweep_to_the_runs_its_patterns_name():
     every = study.runs("gem5")
     chosen = study.select(["desktop/baseline/*/r0", "thrash/*/desktop-ssd-96/r[01]"]).runs("gem5")
     assert [(e.name, s.policy.name, s.repetition) for e, s in chosen] == [
-        ("thrash", p, r) for p in ("baseline", "refault-scan-anon-off", "mglru") for r in (0, 1)
-    ] + [("desktop", "baseline", 0)]
+        ("thrash", p, r) for r in (0, 1) for p in ("baseline", "refault-scan-anon-off", "mglru")
+    ] + [("desktop", "baseline", 0)]  # repetition by repetition: a cut sweep leaves pairs
     assert len(every) == 150  # the study itself is unchanged
     assert study.select(["desktop/*"]).points() == study.points()  # a report still wants all
     chosen_ids = {s.label() + str(s.arguments) for _, s in chosen}
