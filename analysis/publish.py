@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.report import FINDINGS, write_report
+from analysis.report import FINDINGS, PUBLISHED, write_report
 from analysis.table import current_runs, export, runs_table, study_runs
 from reclaimstudy.errors import StudyError
 from reclaimstudy.record import PARTIAL, partial_name, published_runs
 
-PUBLISHED = "published"
 # What the table cannot hold: the runs set aside when it was made (report/published.json).
 COUNTS = "published.json"
 
@@ -76,7 +75,8 @@ def report_published(study, results: Path) -> dict:
                          f"run.json is not in {target} (first: {missing[0]}); publish again")
     return write_report(study, table, kept, kept, report,
                         [stem.with_suffix(".csv"), stem.with_suffix(".parquet")],
-                        source=f"results/{PUBLISHED}/{study.name}/")
+                        source=f"results/{PUBLISHED}/{study.name}/",
+                        findings_path=target / FINDINGS)
 
 
 RESTORED_ROWS = "rows.parquet"

@@ -236,6 +236,9 @@ def _seed_rows(seeds: pd.DataFrame, regimes: pd.DataFrame, table: pd.DataFrame) 
     return rows
 
 
+# A study's published copy (analysis/publish.py) is results/PUBLISHED/<study>/; what we
+# found (by hand, from the evidence) is its FINDINGS file, shown by both reports.
+PUBLISHED = "published"
 FINDINGS = "findings.md"
 
 
@@ -280,13 +283,16 @@ def build_report(study, results: Path) -> dict:
     out = study_path / "report"
     exported = export(table, out / "table")
     return write_report(study, table, found, kept, out, exported,
-                        source=f"results/{study.name}/")
+                        source=f"results/{study.name}/",
+                        findings_path=results / PUBLISHED / study.name / FINDINGS)
 
 
 def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
-                 kept: list[PublishedRun], out: Path, exported: list[Path], source: str) -> dict:
+                 kept: list[PublishedRun], out: Path, exported: list[Path], source: str,
+                 findings_path: Path) -> dict:
     """The report of `table` (the tidy table of `kept`, the runs it holds) in `out`, whose
-    parent holds each run as <run_id>/run.json; `found` adds failed runs' reasons."""
+    parent holds each run as <run_id>/run.json; `found` adds failed runs' reasons, and
+    `findings_path` (read_findings) what we found."""
     superseded, outdated = table.attrs.get("superseded", 0), table.attrs.get("outdated", 0)
     plots = out / "plots"
     plots.mkdir(parents=True, exist_ok=True)
@@ -297,9 +303,7 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
     reasons = {run.record["run_id"]: run.record["reason"] for run in found if not run.ok}
     experiments = []
     by_name = {e.name: e for e in study.experiments}
-    findings = read_findings(out.parent.parent / "published" / study.name / FINDINGS
-                             if source == f"results/{study.name}/" else out.parent / FINDINGS,
-                             set(by_name))
+    findings = read_findings(findings_path, set(by_name))
     for (experiment, _, backend, system), part in comparison.groupby(
             ["experiment", "setup", "backend", "system"], sort=False) if not comparison.empty else []:
         policies = policy_order(part["policy"], study.baseline)
