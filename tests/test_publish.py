@@ -22,14 +22,30 @@ def body(markdown: Path) -> str:
     return markdown.read_text().split("\n", 3)[3]
 
 
-@pytest.fixture
-def published(tmp_path):
-    results = tmp_path / "results"
+@pytest.fixture(scope="module")
+def published_once(tmp_path_factory):
+    """The fixture study's report, then the study published (about half a minute)."""
+    results = tmp_path_factory.mktemp("published") / "results"
     shutil.copytree(RUNS / "smoke", results / "smoke")
     from analysis.report import build_report
     original = build_report(load_study("smoke"), results)
     written = publish(load_study("smoke"), results)
     return results, original, written
+
+
+@pytest.fixture
+def published(published_once, tmp_path):
+    """A test's own copy of `published_once`: results folder, and the paths of the report
+    made from the runs and of the published one."""
+    source, original, written = published_once
+    results = tmp_path / "results"
+    shutil.copytree(source, results)
+
+    def moved(paths: dict) -> dict:
+        return {key: results / path.relative_to(source)
+                if isinstance(path, Path) and path.is_relative_to(source) else path
+                for key, path in paths.items()}
+    return results, moved(original), moved(written)
 
 
 def test_the_published_folder_holds_records_table_and_report_but_no_raw_output(published):

@@ -129,7 +129,10 @@ static int cmp(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-static void phase_record(int id, double *lat, long n, long long faults, const char *why)
+/* `polls`: times it waited, so a test can tell sleeping (about one wait per wake-up)
+ * from spinning (many) without reading CPU times, which vary from host to host. */
+static void phase_record(int id, double *lat, long n, long polls, long long faults,
+			 const char *why)
 {
 	struct guest_record r;
 	qsort(lat, n, sizeof(*lat), cmp);
@@ -137,6 +140,7 @@ static void phase_record(int id, double *lat, long n, long long faults, const ch
 	guest_record_int(&r, "app", id);
 	guest_record_str(&r, "ended_by", why);
 	guest_record_int(&r, "wakeups", n);
+	guest_record_int(&r, "polls", polls);
 	guest_record_int(&r, "majflt", faults);
 	if (n) {
 		guest_record_num(&r, "latency_p50_s", lat[n / 2]);
@@ -149,7 +153,7 @@ static void phase_record(int id, double *lat, long n, long long faults, const ch
 static void interactive(struct app *a, int id, double period)
 {
 	static double lat[MAX_WAKES];
-	long n = 0;
+	long n = 0, polls = 0;
 	long long faults0 = majflt();
 	double next = guest_now() + period;
 	for (;;) {
@@ -162,15 +166,16 @@ static void interactive(struct app *a, int id, double period)
 			left.tv_nsec = (long)((wait - (double)left.tv_sec) * 1e9);
 		}
 		struct pollfd pfd = {.fd = 0, .events = POLLIN};
+		polls++;
 		if (ppoll(&pfd, 1, &left, NULL) > 0) {
 			char c;
 			if (read(0, &c, 1) != 1 || c == 'Q') {
-				phase_record(id, lat, n, majflt() - faults0, "quit");
+				phase_record(id, lat, n, polls, majflt() - faults0, "quit");
 				return;
 			}
 			if (c == 'P') {
-				phase_record(id, lat, n, majflt() - faults0, "phase");
-				n = 0;
+				phase_record(id, lat, n, polls, majflt() - faults0, "phase");
+				n = polls = 0;
 				faults0 = majflt();
 				reply('D');
 			}
