@@ -7,14 +7,11 @@ from pathlib import Path
 import pytest
 
 from reclaimstudy.console import parse_console
-from reclaimstudy.paths import WORKLOADS
 
 
 @pytest.fixture(scope="module")
-def guest_bin(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("guest-programs")
-    subprocess.run(["make", "-s", "-C", str(WORKLOADS), f"OUT={out}"], check=True)
-    return out / "bin"
+def guest_bin(guest_programs) -> Path:
+    return guest_programs / "bin"
 
 
 def m5(guest_bin, *args, backend="qemu"):

@@ -27,10 +27,8 @@ ALL_WORKLOADS = SEED_WORKLOADS + ["disk-calib"]
 
 
 @pytest.fixture(scope="module")
-def programs(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("programs")
-    subprocess.run(["make", "-s", "-C", str(WORKLOADS), f"OUT={out}"], check=True)
-    return out / "workloads"
+def programs(guest_programs) -> Path:
+    return guest_programs / "workloads"
 
 
 @pytest.fixture(scope="module")
