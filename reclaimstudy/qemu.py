@@ -116,6 +116,9 @@ def run(boot: Boot, accel: str | None = None) -> BootResult:
         accel, _ = choose_accel(boot.bzimage)
     cmd = command(boot, accel)
     boot.console_log.parent.mkdir(parents=True, exist_ok=True)
+    # Made here, not left to QEMU: a run killed before QEMU opened it still has a console
+    # (empty) beside its record. QEMU's file chardev truncates it on open.
+    boot.console_log.write_bytes(b"")
     started = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     timed_out = False

@@ -126,6 +126,19 @@ def test_a_run_that_times_out_is_published_as_failed_with_the_reason(tmp_path):
     assert (tmp_path / "t" / record["run_id"] / "console.log").is_file()
 
 
+def test_a_boot_killed_before_qemu_opens_its_console_still_leaves_one(tmp_path):
+    # On a slow host a short time-out can kill QEMU before it opens the serial file; the
+    # run's directory must still hold a console.log (empty) for its record to point at.
+    from reclaimstudy import qemu
+    bzimage = tmp_path / "bzImage"
+    bzimage.write_bytes(b"not a kernel")
+    boot = qemu.Boot(bzimage=bzimage, cmdline="", memory_mib=64, disks=[],
+                     console_log=tmp_path / "run" / "console.log", timeout_s=0.0)
+    result = qemu.run(boot, accel="tcg")
+    assert result.timed_out and result.exit_code is None
+    assert boot.console_log.is_file()
+
+
 def test_old_images_are_pruned_newest_kept(tmp_path):
     import os
     import time
