@@ -146,6 +146,11 @@ def current_kernel_key() -> str:
     return kernel_key(kernel_inputs())
 
 
+def kernel_is_cached() -> bool:
+    """Whether build_kernel() would answer from the cache today."""
+    return (cache_dir() / "kernels" / current_kernel_key() / "manifest.json").is_file()
+
+
 def configured_hz() -> int:
     """CONFIG_HZ as the fragment chooses it (CONFIG_HZ_<N>=y): what Kernel.hz reads from
     the built config, known before the build."""
