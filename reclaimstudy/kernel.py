@@ -29,7 +29,7 @@ SERIES = KERNEL_PATCHES / "series"
 # Bump when the way the kernel is built changes, so old cache entries are not reused.
 BUILD_RECIPE = 1
 # Host tools the build runs (their packages: packaging/host-tools.txt).
-BUILD_TOOLS = ("make", "gcc", "bc", "flex", "bison", "patch", "xz", "tar", "perl")
+BUILD_TOOLS = ("make", "gcc", "ccache", "bc", "flex", "bison", "patch", "xz", "tar", "perl")
 # Rough count of objects a build compiles, for the progress bar until a build has run.
 DEFAULT_STEPS = 1400
 
@@ -198,10 +198,20 @@ def apply_series(source: Path, series: Series, installed_version: str) -> None:
                              f"{output}")
 
 
+def make_command(source: Path, *targets: str) -> tuple[list[str], dict]:
+    """make for the kernel in `source`, with the compilers going through ccache, and its
+    environment. Every new key builds from freshly unpacked source, so without a compiler
+    cache a one-line patch change recompiles all of it; with one, only what the change
+    touched. BASEDIR keeps the build folder's name (it holds a process id) out of ccache's
+    hashes. ccache hands back the object the compiler made, so the kernel is the same."""
+    env = dict(os.environ, CCACHE_BASEDIR=str(source), CCACHE_NOHASHDIR="true")
+    return ["make", "ARCH=x86_64", "CC=ccache gcc", "HOSTCC=ccache gcc", *targets], env
+
+
 def configure(source: Path, log_dir: Path) -> None:
     """allnoconfig with the fragment forced in, then check every fragment line survived."""
-    run_logged(["make", "ARCH=x86_64", f"KCONFIG_ALLCONFIG={FRAGMENT}", "allnoconfig"],
-               cwd=source, log_path=log_dir / "config.log", label="kernel config")
+    cmd, env = make_command(source, f"KCONFIG_ALLCONFIG={FRAGMENT}", "allnoconfig")
+    run_logged(cmd, cwd=source, log_path=log_dir / "config.log", label="kernel config", env=env)
     unmet = unmet_options(read_kconfig(FRAGMENT), read_kconfig(source / ".config"))
     if unmet:
         raise StudyError(f"kconfig dropped options of {FRAGMENT} (unmet dependencies?):\n  "
@@ -237,9 +247,9 @@ def _build(inputs: dict, key: str, final: Path, jobs: int | None) -> Kernel:
     source = extract_source(work)
     apply_series(source, series, inputs["source_version"])
     configure(source, work)
+    cmd, env = make_command(source, f"-j{jobs}", "vmlinux", "bzImage")
     steps = run_logged(
-        ["make", "ARCH=x86_64", f"-j{jobs}", "vmlinux", "bzImage"], cwd=source,
-        log_path=work / "build.log", label="kernel build",
+        cmd, cwd=source, env=env, log_path=work / "build.log", label="kernel build",
         step_pattern=r"^\s+(CC|AS|LD|AR)\s", expected_steps=expected_steps(kernels_dir, DEFAULT_STEPS))
 
     outputs = work / "out"
@@ -258,6 +268,8 @@ def _build(inputs: dict, key: str, final: Path, jobs: int | None) -> Kernel:
         "vmlinux_bytes": (outputs / "vmlinux").stat().st_size,
         "bzimage_sha256": file_sha256(outputs / "bzImage"),
         **build_facts(started, jobs, steps, "gcc"),
+        "compiler_cache": subprocess.run(["ccache", "--version"], capture_output=True,
+                                         text=True).stdout.splitlines()[0],
     })
     # The manifest is written last and the directory renamed into place, so a
     # build that dies half-way never looks complete.
