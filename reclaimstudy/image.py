@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from reclaimstudy import hostdeps
+from reclaimstudy.discard import discard_tree
 from reclaimstudy.errors import StudyError
 from reclaimstudy.ext4 import make_ext4
 from reclaimstudy.hashing import file_sha256, json_sha256
@@ -334,7 +335,7 @@ def _assemble(system: System, tarball: Path, rootfs: dict, inputs: dict, key: st
     if final.exists():
         shutil.rmtree(final)
     out.rename(final)
-    shutil.rmtree(work, ignore_errors=True)
+    discard_tree(work)
     console.print(f"image {key}: built in {manifest['build_seconds']:.0f} s "
                   f"({size_mib} MiB root, {system.disk.swap_mib} MiB swap) -> {final}")
     prune_images(images)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from reclaimstudy import hostdeps
 from reclaimstudy.builds import build_facts, expected_steps, patch_failure
+from reclaimstudy.discard import discard_tree
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.locks import exclusive
@@ -277,6 +278,6 @@ def _build(inputs: dict, key: str, final: Path, jobs: int | None) -> Kernel:
     if final.exists():
         shutil.rmtree(final)
     outputs.rename(final)
-    shutil.rmtree(work, ignore_errors=True)
+    discard_tree(work)
     console.print(f"kernel {key}: built in {manifest['build_seconds']:.0f} s -> {final}")
     return Kernel(final)
