@@ -213,7 +213,7 @@ def run_states(study: Study, backend_name: str, results: Path) -> list[RunState]
         if state == "not run" and not job and any(
                 record.partial_in_progress(p.name) for p in record.partials_of(study_path, run_id)):
             state = "running"  # a local sweep's run in progress
-        out.append(RunState(spec.label(), run_id, state, job, reason, spec))
+        out.append(RunState(spec.point(), run_id, state, job, reason, spec))
     return out
 
 
@@ -292,7 +292,7 @@ def _ledger(path: str) -> tuple[dict, Study]:
 def _check_unchanged(backend, spec: runs.RunSpec, prepared, run_id: str | None = None) -> None:
     if prepared.identity != backend.identity(spec) or (
             run_id and runs.run_id(spec, prepared.identity) != run_id):
-        raise StudyError(f"{spec.label()}: its inputs changed since the study was submitted "
+        raise StudyError(f"{spec.point()}: its inputs changed since the study was submitted "
                          f"(the kernel, image, workloads or gem5 differ); submit it again")
 
 
@@ -336,7 +336,7 @@ def task_step(ledger_path: str) -> int:
     _check_unchanged(backend, spec, prepared, entry["run_id"])
     record.discard_partials(study_path, entry["run_id"])  # an earlier attempt's
     written = runs.execute(spec, backend, results, prepared, ledger.get("timeout_s"))
-    console.print(f"{spec.label()}: {written['status']}"
+    console.print(f"{spec.point()}: {written['status']}"
                   + (f" ({written['reason']})" if written["reason"] else ""))
     return 0 if written["status"] == "ok" else 1
 

@@ -329,7 +329,7 @@ class Gem5Backend(Backend):
         schedule = spec.checkpoints()
         if schedule:
             if work is None:
-                raise StudyError(f"{spec.label()}: a run with checkpoints needs a folder to "
+                raise StudyError(f"{spec.point()}: a run with checkpoints needs a folder to "
                                  f"keep them in")
             result = run_segmented(lambda p, out, t: simulate(gem5, p, out, timeout_s=t),
                                    params, boot, schedule["every_sim_s"], work, run_dir,

@@ -57,7 +57,14 @@ class RunSpec:
         return {"every_sim_s": self.checkpoint_every_s, "at_phases": True}
 
     def label(self) -> str:
+        """The run's label in its run.json (workload-based, as its directory name is)."""
         return f"{self.workload.name}/{self.policy.name}/{self.system.name}/r{self.repetition}"
+
+    def point(self) -> str:
+        """experiment/policy/system/rN: the name `--only` matches and progress shows (two
+        experiments of one workload, such as thrash and thrash-control, differ here)."""
+        return (f"{self.experiment or self.workload.name}/{self.policy.name}/"
+                f"{self.system.name}/r{self.repetition}")
 
 
 def run_identity(spec: RunSpec, artefacts: dict) -> dict:

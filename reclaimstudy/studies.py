@@ -100,7 +100,7 @@ class Study:
 
 
 def _only_label(experiment: Experiment, spec: RunSpec) -> str:
-    return f"{experiment.name}/{spec.policy.name}/{spec.system.name}/r{spec.repetition}"
+    return replace(spec, experiment=experiment.name).point()
 
 
 def _names(where: str, key: str, one: str, value, allowed: list[str]) -> tuple[str, ...]:

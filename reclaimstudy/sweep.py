@@ -98,7 +98,7 @@ def _status_lines(study_path: Path, console_file: str, running: dict, started: d
         else:
             expected = (f" (no {spec.workload.name} run yet; {spec.backend} runs took "
                         f"~{estimate.duration(price)} on average)")
-        lines.append(f"  running: {spec.label()}: {where}, "
+        lines.append(f"  running: {spec.point()}: {where}, "
                      f"{time.monotonic() - started[identifier]:.0f} s{expected}")
     return lines
 
@@ -178,12 +178,12 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
                     status, reason = "failed", str(error)
                 result.done += 1
                 if status != "ok":
-                    result.failed.append((spec.label(), reason))
+                    result.failed.append((spec.point(), reason))
                 left = len(todo) - result.done
                 console.print(
                     f"[{result.done}/{len(todo)} run, {len(result.failed)} failed, {left} left, "
                     f"{time.monotonic() - started:.0f} s, {_eta(book, pending, run_started, jobs)}"
-                    f" to go] {spec.label()}: {status}" + (f" ({reason})" if reason else ""),
+                    f" to go] {spec.point()}: {status}" + (f" ({reason})" if reason else ""),
                     highlight=False)
     for label, reason in result.failed:
         console.print(f"failed: {label}: {reason}", highlight=False)

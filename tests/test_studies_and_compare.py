@@ -213,6 +213,17 @@ def test_only_narrows_a_sweep_to_the_runs_its_patterns_name():
     assert chosen_ids <= {s.label() + str(s.arguments) for _, s in every}
 
 
+def test_progress_and_status_name_runs_as_only_takes_them():
+    # thrash and thrash-control are one workload: named by workload, their baselines clash
+    study = load_study("seeds-gem5")
+    names = [spec.point() for _, spec in study.runs("gem5")]
+    assert len(set(names)) == len(names)
+    assert "thrash-control/baseline/desktop-ssd-96/r0" in names
+    assert "thrash/baseline/desktop-ssd-96/r0" in names
+    picked = study.select(["thrash-control/baseline/desktop-ssd-96/r0"]).runs("gem5")
+    assert [s.point() for _, s in picked] == ["thrash-control/baseline/desktop-ssd-96/r0"]
+
+
 def test_only_refuses_a_pattern_that_names_no_run():
     from reclaimstudy.studies import load_study
     with pytest.raises(StudyError, match=r"--only 'desktop/baseline/\*/r9' matches no run of "
