@@ -1,7 +1,8 @@
 """A study published into the repository: `results/published/<study>/` holds each
 current run's run.json (as `<run_id>/run.json`, where the report's links look), the
 tidy table (`report/table.parquet` and `.csv`), the report built from those two alone,
-and `findings.md`, what we found and the evidence, written by hand and kept across
+the sweep log (`sweeps.jsonl`: every sweep that made the runs, on every machine), and
+`findings.md`, what we found and the evidence, written by hand and kept across
 publishing. Raw gem5 output (stats.txt), consoles and events stay out: they are large, and
 each run.json names the inputs that regenerate them.
 """
@@ -14,6 +15,7 @@ import pandas as pd
 
 from analysis.report import FINDINGS, PUBLISHED, write_report
 from analysis.table import current_runs, export, runs_table, study_runs
+from reclaimstudy import sweeplog
 from reclaimstudy.errors import StudyError
 from reclaimstudy.record import PARTIAL, partial_name, published_runs
 
@@ -42,6 +44,8 @@ def publish(study, results: Path) -> dict:
         shutil.copy2(run.directory / "run.json", staging / run.record["run_id"] / "run.json")
     if (target / FINDINGS).is_file():  # written by hand from the evidence: kept
         shutil.copy2(target / FINDINGS, staging / FINDINGS)
+    # The log of every sweep, on this machine and on those that published before it.
+    sweeplog.merge([target / sweeplog.LOG, study_path / sweeplog.LOG], staging / sweeplog.LOG)
     export(table, staging / "report" / "table")
     (staging / "report" / COUNTS).write_text(json.dumps(
         {"study": study.name, "runs": len(kept), "superseded": superseded,
@@ -76,7 +80,7 @@ def report_published(study, results: Path) -> dict:
     return write_report(study, table, kept, kept, report,
                         [stem.with_suffix(".csv"), stem.with_suffix(".parquet")],
                         source=f"results/{PUBLISHED}/{study.name}/",
-                        findings_path=target / FINDINGS)
+                        findings_path=target / FINDINGS, sweep_log=target / sweeplog.LOG)
 
 
 RESTORED_ROWS = "rows.parquet"
@@ -107,5 +111,7 @@ def restore(study, results: Path) -> int:
         shutil.copy2(run.directory / "run.json", staging / "run.json")
         staging.rename(study_path / run_id)
         restored += 1
+    # The sweeps that made them: so the next publish carries the whole history on.
+    sweeplog.merge([target / sweeplog.LOG], study_path / sweeplog.LOG)
     return restored
 

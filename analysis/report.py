@@ -24,6 +24,7 @@ from analysis.compare import compare, format_text, policy_order  # noqa: E402
 from analysis.regimes import regime_checks  # noqa: E402
 from analysis.seeds import caveats_for, reproduction  # noqa: E402
 from analysis.table import current_runs, export, runs_table, study_runs  # noqa: E402
+from reclaimstudy import sweeplog  # noqa: E402
 from reclaimstudy.errors import StudyError  # noqa: E402
 from reclaimstudy.record import PublishedRun  # noqa: E402
 
@@ -166,6 +167,16 @@ def _costs(kept: list[PublishedRun]) -> list[dict]:
     return rows
 
 
+def _totals(kept: list[PublishedRun]) -> dict:
+    """The whole study's host cost: runs, wall hours, and on gem5 the simulator's CPU
+    hours, summed over every run the report holds."""
+    ok = [run.record for run in kept if run.record.get("status") == "ok"]
+    cpu = [(r.get("backend_info") or {}).get("cpu_seconds") for r in ok]
+    return {"runs": len(ok), "wall_h": sum(r.get("wall_seconds") or 0 for r in ok) / 3600,
+            "cpu_h": sum(c for c in cpu if c is not None) / 3600,
+            "cpu_runs": sum(1 for c in cpu if c is not None)}
+
+
 VMMON_MARKS = ("begin", "end", "restore")
 
 
@@ -284,15 +295,17 @@ def build_report(study, results: Path) -> dict:
     exported = export(table, out / "table")
     return write_report(study, table, found, kept, out, exported,
                         source=f"results/{study.name}/",
-                        findings_path=results / PUBLISHED / study.name / FINDINGS)
+                        findings_path=results / PUBLISHED / study.name / FINDINGS,
+                        sweep_log=study_path / sweeplog.LOG)
 
 
 def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
                  kept: list[PublishedRun], out: Path, exported: list[Path], source: str,
-                 findings_path: Path) -> dict:
+                 findings_path: Path, sweep_log: Path | None = None) -> dict:
     """The report of `table` (the tidy table of `kept`, the runs it holds) in `out`, whose
     parent holds each run as <run_id>/run.json; `found` adds failed runs' reasons, and
-    `findings_path` (read_findings) what we found."""
+    `findings_path` (read_findings) what we found, and `sweep_log` (reclaimstudy.sweeplog)
+    how the runs were swept."""
     superseded, outdated = table.attrs.get("superseded", 0), table.attrs.get("outdated", 0)
     plots = out / "plots"
     plots.mkdir(parents=True, exist_ok=True)
@@ -347,6 +360,8 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
         "inputs": inputs,
         "guests": _guests(inputs),
         "costs": _costs(kept),
+        "totals": _totals(kept),
+        "sweeps": sweeplog.summary(sweep_log) if sweep_log else None,
         "exported": [p.name for p in exported],
     }
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=False, trim_blocks=True,

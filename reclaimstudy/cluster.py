@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reclaimstudy import record, runs, slurm
+from reclaimstudy import record, runs, slurm, sweeplog
 from reclaimstudy.backends import get_backend
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import REPO
@@ -278,6 +278,8 @@ def submit(study: Study, backend_name: str, results: Path, options: SlurmOptions
         str(scripts["task"]))
     ledger["array_job"] = array_job
     ledger_path.write_text(json.dumps(ledger, indent=1) + "\n")
+    sweeplog.submitted(study_path, backend=backend_name, runs=len(pending),
+                       prepare_job=prepare_job, array_job=array_job)
     console.print(f"sweep: submitted prepare job {prepare_job} and array {array_job} of "
                   f"{len(pending)} run(s){f', at most {options.max_running} at once' if cap else ''}"
                   f"; `./study status {study.name}` shows them; logs in {logs}")

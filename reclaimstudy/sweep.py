@@ -13,7 +13,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reclaimstudy import estimate, record, runs
+from reclaimstudy import estimate, record, runs, sweeplog
 from reclaimstudy.backends import get_backend
 from reclaimstudy.console import parse_console_file
 from reclaimstudy.errors import StudyError
@@ -148,43 +148,55 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
                       "gives the hardware timing")
     started = time.monotonic()
     run_started: dict[str, float] = {}  # run id -> when its thread picked it up
+    sweep = sweeplog.started(study_path, backend=backend_name, jobs=jobs,
+                             only=list(study.only or []), planned=len(plan),
+                             skipped=result.skipped, to_run=len(todo))
+    try:
+        def execute(spec, identifier):
+            run_started[identifier] = time.monotonic()
+            return runs.execute(spec, backend, results, prepared[spec.system.name], timeout_s)
 
-    def execute(spec, identifier):
-        run_started[identifier] = time.monotonic()
-        return runs.execute(spec, backend, results, prepared[spec.system.name], timeout_s)
-
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        pending = {}
-        for spec in todo:
-            identifier = runs.run_id(spec, prepared[spec.system.name].identity)
-            pending[pool.submit(execute, spec, identifier)] = (spec, identifier)
-        while pending:
-            finished, _ = wait(pending, timeout=status_every_s, return_when=FIRST_COMPLETED)
-            if not finished:
-                running = {i: s for s, i in pending.values() if i in run_started}
-                console.print(f"[{result.done}/{len(todo)} run, {time.monotonic() - started:.0f} s]"
-                              f" still running:", highlight=False)
-                for line in _status_lines(study_path, backend.console_file, running,
-                                          run_started, book):
-                    console.print(line, highlight=False)
-            for future in finished:
-                spec, identifier = pending.pop(future)
-                run_started.pop(identifier, None)
-                try:
-                    written = future.result()
-                    status, reason = written["status"], written["reason"]
-                    book.add_record(written)
-                except StudyError as error:
-                    status, reason = "failed", str(error)
-                result.done += 1
-                if status != "ok":
-                    result.failed.append((spec.point(), reason))
-                left = len(todo) - result.done
-                console.print(
-                    f"[{result.done}/{len(todo)} run, {len(result.failed)} failed, {left} left, "
-                    f"{time.monotonic() - started:.0f} s, {_eta(book, pending, run_started, jobs)}"
-                    f" to go] {spec.point()}: {status}" + (f" ({reason})" if reason else ""),
-                    highlight=False)
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            pending = {}
+            for spec in todo:
+                identifier = runs.run_id(spec, prepared[spec.system.name].identity)
+                pending[pool.submit(execute, spec, identifier)] = (spec, identifier)
+            while pending:
+                finished, _ = wait(pending, timeout=status_every_s, return_when=FIRST_COMPLETED)
+                if not finished:
+                    running = {i: s for s, i in pending.values() if i in run_started}
+                    console.print(f"[{result.done}/{len(todo)} run, "
+                                  f"{time.monotonic() - started:.0f} s] still running:",
+                                  highlight=False)
+                    for line in _status_lines(study_path, backend.console_file, running,
+                                              run_started, book):
+                        console.print(line, highlight=False)
+                for future in finished:
+                    spec, identifier = pending.pop(future)
+                    run_started.pop(identifier, None)
+                    try:
+                        written = future.result()
+                        status, reason = written["status"], written["reason"]
+                        book.add_record(written)
+                    except StudyError as error:
+                        status, reason = "failed", str(error)
+                    result.done += 1
+                    sweeplog.finished(study_path, sweep, identifier, status)
+                    if status != "ok":
+                        result.failed.append((spec.point(), reason))
+                    left = len(todo) - result.done
+                    console.print(
+                        f"[{result.done}/{len(todo)} run, {len(result.failed)} failed, "
+                        f"{left} left, {time.monotonic() - started:.0f} s, "
+                        f"{_eta(book, pending, run_started, jobs)} to go] {spec.point()}: "
+                        f"{status}" + (f" ({reason})" if reason else ""), highlight=False)
+    except BaseException as error:  # KeyboardInterrupt too: the log says how it ended
+        sweeplog.ended(study_path, sweep, done=result.done, failed=len(result.failed),
+                       wall_s=round(time.monotonic() - started, 1),
+                       error=f"{type(error).__name__}: {error}")
+        raise
+    sweeplog.ended(study_path, sweep, done=result.done, failed=len(result.failed),
+                   wall_s=round(time.monotonic() - started, 1))
     for label, reason in result.failed:
         console.print(f"failed: {label}: {reason}", highlight=False)
     return result

@@ -174,3 +174,28 @@ def test_restored_runs_count_as_done_and_report_as_published(published, monkeypa
     monkeypatch.setattr(sweep, "get_backend", lambda name: Backend())
     outcome = sweep.run_sweep(load_study("smoke"), "qemu", results, jobs=1)
     assert outcome.skipped == 18 and outcome.ok
+
+
+def test_the_sweep_log_is_published_carried_across_machines_and_reported(published):
+    from analysis.publish import restore
+    from reclaimstudy import sweeplog
+    results, _, _ = published
+    study = results / "smoke"
+    first = sweeplog.started(study, backend="qemu", jobs=2, only=[], planned=18, skipped=0,
+                             to_run=18)
+    sweeplog.finished(study, first, "some-run", "ok")  # then the machine was lost
+    publish(load_study("smoke"), results)
+    target = published_dir("smoke", results)
+    assert len(sweeplog.entries(target / sweeplog.LOG)) == 2
+
+    shutil.rmtree(study)  # a new machine: restore, sweep again, publish again
+    restore(load_study("smoke"), results)
+    second = sweeplog.started(study, backend="qemu", jobs=2, only=[], planned=18, skipped=18,
+                              to_run=0)
+    sweeplog.ended(study, second, done=0, failed=0, wall_s=1.0)
+    written = publish(load_study("smoke"), results)
+    got = sweeplog.summary(target / sweeplog.LOG)
+    assert (got["sweeps"], got["unfinished"], got["runs_ok"]) == (2, 1, 1)
+    assert "Swept 2 time(s)" in written["markdown"].read_text()
+    assert "Swept 2 time(s)" in report_published(load_study("smoke"), results)[
+        "markdown"].read_text()

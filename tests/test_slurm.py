@@ -172,6 +172,10 @@ def test_smoke_study_as_a_job_array_survives_a_cancelled_task(cluster, tmp_path)
     ended = [json.loads(line) for line in
              (study_path / ".slurm" / "ended.jsonl").read_text().splitlines()]
     assert [(e["job"], e["state"]) for e in ended] == [(cancelled, "CANCELLED")]
+    # The sweep log has both submissions, with the runs each submitted.
+    from reclaimstudy.sweeplog import LOG, entries
+    submits = [e for e in entries(study_path / LOG) if e["event"] == "submit"]
+    assert [e["runs"] for e in submits] == [8, 1]
 
 
 def test_smoke_and_sweep_reach_the_local_sweep_with_their_options(monkeypatch, tmp_path):

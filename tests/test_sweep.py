@@ -14,6 +14,7 @@ from reclaimstudy.paths import REPO
 from reclaimstudy.gem5_backend import Gem5Backend
 from reclaimstudy.record import PARTIAL
 from reclaimstudy.sweep import current_phase
+from reclaimstudy.sweeplog import LOG, entries, summary
 from tests.waiting import wait_while_running
 
 pytestmark = pytest.mark.slow
@@ -62,12 +63,26 @@ def test_a_killed_sweep_resumes_without_losing_or_redoing_runs(tmp_path):
     third = sweep(tmp_path, "smoke", *SUBSET)
     assert "8 runs, 8 already done, 0 to run" in third.stderr
 
+    # The sweep log tells the three sweeps apart: the killed one has no end.
+    log = entries(study_dir / LOG)
+    starts = [e for e in log if e["event"] == "start"]
+    assert [(e["skipped"], e["to_run"]) for e in starts] == [
+        (0, 8), (len(before), 8 - len(before)), (8, 0)]
+    ends = {e["sweep"]: e for e in log if e["event"] == "end"}
+    assert starts[0]["sweep"] not in ends
+    assert [ends[s["sweep"]]["done"] for s in starts[1:]] == [8 - len(before), 0]
+    assert sorted(e["run_id"] for e in log if e["event"] == "run") == sorted(after)
+    assert summary(study_dir / LOG) | {"hosts": None, "first": None, "last": None} == {
+        "sweeps": 3, "unfinished": 1, "submissions": 0, "runs_ok": 8, "runs_failed": 0,
+        "hosts": None, "first": None, "last": None}
+
     # ... and the report of the whole study, end to end through the command line.
     report = subprocess.run([sys.executable, "-m", "reclaimstudy", "report", "smoke", "--results",
                              str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=600)
     assert report.returncode == 0, report.stderr
     html = (study_dir / "report" / "report.html").read_text()
     assert 'id="seed-reproduction"' in html and html.count("data:image/png;base64,") >= 4
+    assert "Swept 3 time(s)" in html and "1 sweep(s) recorded no end" in html
 
 
 def test_current_phase_reads_the_last_mark_of_a_running_console(tmp_path):

@@ -1,0 +1,95 @@
+"""A study's sweep log, `results/<study>/sweeps.jsonl`: a line when a sweep starts and one
+when it ends (a Slurm submission writes one line). A study that spans days of sweeping on
+several machines then says how often it was started, which sweeps were cut short, and
+where and when each ran; publishing carries the log into the repository beside the runs.
+"""
+
+import json
+import os
+import socket
+import time
+from pathlib import Path
+
+LOG = "sweeps.jsonl"
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _append(path: Path, entry: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as log:  # one short line per write: appends do not interleave
+        log.write(json.dumps(entry, sort_keys=True) + "\n")
+
+
+def started(study_path: Path, **facts) -> str:
+    """Log a sweep's start (`facts`: backend, jobs, only, planned, skipped, to_run); its id."""
+    sweep = f"{socket.gethostname()}-{os.getpid()}-{time.time_ns()}"
+    _append(study_path / LOG, {"sweep": sweep, "event": "start", "at": _now(),
+                               "host": socket.gethostname(), **facts})
+    return sweep
+
+
+def finished(study_path: Path, sweep: str, run_id: str, status: str) -> None:
+    """Log one run the sweep finished (ok or failed)."""
+    _append(study_path / LOG, {"sweep": sweep, "event": "run", "at": _now(), "run_id": run_id,
+                               "status": status})
+
+
+def ended(study_path: Path, sweep: str, **facts) -> None:
+    """Log a sweep's end (`facts`: done, failed, wall_s, and `error` if it raised)."""
+    _append(study_path / LOG, {"sweep": sweep, "event": "end", "at": _now(), **facts})
+
+
+def submitted(study_path: Path, **facts) -> None:
+    """Log a Slurm submission (`facts`: backend, runs, prepare_job, array_job)."""
+    _append(study_path / LOG, {"sweep": f"slurm-{time.time_ns()}", "event": "submit",
+                               "at": _now(), "host": socket.gethostname(), **facts})
+
+
+def entries(path: Path) -> list[dict]:
+    """The log's lines, oldest first; a line cut by a crash mid-write is skipped."""
+    out = []
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return sorted(out, key=lambda e: (e.get("at", ""), e.get("event") != "start"))
+
+
+def merge(sources: list[Path], target: Path) -> None:
+    """Write into `target` every line of `sources` (and of target itself) once."""
+    seen, merged = set(), []
+    for entry in [e for path in [target, *sources] for e in entries(path)]:
+        key = (entry.get("sweep"), entry.get("event"), entry.get("run_id"))
+        if key not in seen:
+            seen.add(key)
+            merged.append(entry)
+    merged.sort(key=lambda e: (e.get("at", ""), e.get("event") != "start"))
+    if merged:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = target.with_name(target.name + ".new")
+        staging.write_text("".join(json.dumps(e, sort_keys=True) + "\n" for e in merged))
+        staging.replace(target)
+
+
+def summary(path: Path) -> dict | None:
+    """How the study was swept: local sweeps (and how many recorded no end: cut short, or
+    still running), Slurm submissions, hosts, first and last dates, and the runs local
+    sweeps finished, ok and failed."""
+    log = entries(path)
+    if not log:
+        return None
+    starts = {e["sweep"]: e for e in log if e["event"] == "start"}
+    ends = {e["sweep"]: e for e in log if e["event"] == "end"}
+    submits = [e for e in log if e["event"] == "submit"]
+    finished = [e for e in log if e["event"] == "run"]
+    stamps = [e["at"] for e in log if e.get("at")]
+    return {"sweeps": len(starts), "unfinished": len(set(starts) - set(ends)),
+            "submissions": len(submits),
+            "hosts": sorted({e["host"] for e in [*starts.values(), *submits] if e.get("host")}),
+            "first": min(stamps)[:10], "last": max(stamps)[:10],
+            "runs_ok": sum(1 for e in finished if e.get("status") == "ok"),
+            "runs_failed": sum(1 for e in finished if e.get("status") != "ok")}
