@@ -5,9 +5,10 @@ sweep has finished so far says little about the ones still ahead. Every finished
 folder of the study records its wall time (run.json), including runs on older
 artefacts, so each run is priced from the closest earlier runs: same backend, workload,
 system and policy, else same workload and system, else same workload; a run nothing
-like it has run before is priced at the mean of every run on its backend. Runs on the
-sweep's own kernel, image and simulator come first, even when looser matches: a new
-guest can change what a run costs several times over, a policy rarely does.
+like it has run before is priced at the mean of every run on its backend. Among runs of
+the same workload, those on the sweep's own kernel, image and simulator come first, even
+when looser matches: a new guest can change what a run costs several times over, a
+policy rarely does.
 """
 
 from dataclasses import dataclass, field
@@ -54,16 +55,19 @@ class CostBook:
 
     def price(self, spec: runs.RunSpec) -> float | None:
         """Runs of the same workload on the sweep's artefacts, closest first; then on any
-        artefacts; then the mean of the backend's runs, again the sweep's own first."""
+        artefacts; then the mean of all the backend's runs. That last is a mix of
+        workloads, so it prefers no artefacts: the sweep's own would be whichever
+        workloads happened to run on them (a sweep's only 64 MiB run so far was the
+        hour-long desktop, and it priced a dozen 12-minute runs at an hour each)."""
         keys = _keys(spec.backend, spec.workload.name, spec.system.name, spec.policy.name)
-        for group in (keys[:-1], keys[-1:]):
-            for only_current in (True, False):
-                for key in group:
-                    found = [s for current, s in self.seconds.get(key, [])
-                             if current or not only_current]
-                    if found:
-                        return mean(found)
-        return None
+        for only_current in (True, False):
+            for key in keys[:-1]:
+                found = [s for current, s in self.seconds.get(key, [])
+                         if current or not only_current]
+                if found:
+                    return mean(found)
+        found = [s for _, s in self.seconds.get(keys[-1], [])]
+        return mean(found) if found else None
 
 
 def cost_book(study_path: Path, current: list[dict] | None = None) -> CostBook:

@@ -86,3 +86,15 @@ def test_runs_on_the_sweeps_own_artefacts_are_the_better_price(tmp_path):
     finished(study, "old-c", "thrash", "baseline", 5000)
     assert cost_book(study, current).price(spec("thrash", "mglru")) == 5000
     assert cost_book(study).price(spec("hot-stream", "baseline")) == 2050  # no preference: mean
+
+
+def test_a_workload_never_run_is_priced_at_every_runs_mean_not_at_the_sweeps_guests(tmp_path):
+    # The sweep's guest (a 64 MiB checkpoint) has one run so far, an hour-long desktop;
+    # the cheap workloads ran on another guest. A new workload is a guess from all of them.
+    study = tmp_path / "seeds-gem5"
+    finished(study, "desk", "desktop-launch", "baseline", 3600, artefacts=NEW_GUEST)
+    finished(study, "lf-a", "lazyfree", "baseline", 200)
+    finished(study, "lf-b", "lazyfree", "mglru", 220)
+    book = cost_book(study, [NEW_GUEST])
+    assert book.price(spec("hot-stream")) == pytest.approx((3600 + 200 + 220) / 3)
+    assert book.price(spec("desktop-launch", "mglru")) == 3600
