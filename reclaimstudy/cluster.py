@@ -343,6 +343,25 @@ def task_step(ledger_path: str) -> int:
     return 0 if written["status"] == "ok" else 1
 
 
+def by_experiment(states: list[RunState]) -> list[dict]:
+    """Per experiment (and system): runs in each state, and the repetitions whose every
+    policy is done, the pairs a verdict rests on."""
+    groups: dict[tuple, list[RunState]] = {}
+    for row in states:
+        key = (row.spec.experiment or row.spec.workload.name, row.spec.system.name)
+        groups.setdefault(key, []).append(row)
+    out = []
+    for (experiment, system), rows in groups.items():
+        repetitions: dict[int, list[bool]] = {}
+        for row in rows:
+            repetitions.setdefault(row.spec.repetition, []).append(row.state == "done")
+        out.append({"experiment": experiment, "system": system, "runs": len(rows),
+                    **{state: sum(1 for r in rows if r.state == state) for state in STATES},
+                    "paired": sum(1 for done in repetitions.values() if all(done)),
+                    "repetitions": len(repetitions)})
+    return out
+
+
 def print_status(study: Study, backend_name: str, results: Path) -> list[RunState]:
     from rich.table import Table
 
@@ -355,6 +374,13 @@ def print_status(study: Study, backend_name: str, results: Path) -> list[RunStat
         table.add_row(row.label, f"[{style}]{row.state}[/]" if style else row.state,
                       row.job, row.reason)
     console.print(table)
+    summary = Table(title="per experiment", title_justify="left")
+    for column in ("experiment", "system", *STATES, "repetitions, all policies done"):
+        summary.add_column(column, overflow="fold")
+    for row in by_experiment(states):
+        summary.add_row(row["experiment"], row["system"], *(str(row[s]) for s in STATES),
+                        f"{row['paired']} of {row['repetitions']}")
+    console.print(summary)
     counts = {s: sum(1 for r in states if r.state == s) for s in STATES}
     console.print(f"{study.name}: {len(states)} runs: "
                   + ", ".join(f"{n} {s}" for s, n in counts.items() if n), highlight=False)

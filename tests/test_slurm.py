@@ -196,3 +196,16 @@ def test_smoke_and_sweep_reach_the_local_sweep_with_their_options(monkeypatch, t
     # --jobs means nothing on Slurm, and says what does.
     assert cli.main(["sweep", "smoke", "--on", "slurm", "--backend", "qemu", "-j", "2",
                      "--results", str(tmp_path)]) == 2
+
+
+def test_status_counts_each_experiments_runs_and_its_complete_repetitions():
+    from reclaimstudy.cluster import RunState, by_experiment
+    from reclaimstudy.studies import load_study
+    runs = load_study("seeds-gem5").select(["ebizzy/*/*/r[012]"]).runs("gem5")
+    done = {(s.policy.name, s.repetition) for _, s in runs} - {("mglru", 1)}
+    states = [RunState(s.point(), "id", "done" if (s.policy.name, s.repetition) in done
+                       else "running", spec=s) for _, s in runs]
+    [row] = by_experiment(states)
+    assert (row["experiment"], row["system"], row["runs"]) == ("ebizzy", "desktop-hdd-96", 9)
+    assert (row["done"], row["running"], row["not run"]) == (8, 1, 0)
+    assert (row["paired"], row["repetitions"]) == (2, 3)  # r1 lacks its MGLRU run
