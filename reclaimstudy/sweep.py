@@ -191,12 +191,13 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
                         f"{_eta(book, pending, run_started, jobs)} to go] {spec.point()}: "
                         f"{status}" + (f" ({reason})" if reason else ""), highlight=False)
     except BaseException as error:  # KeyboardInterrupt too: the log says how it ended
-        sweeplog.ended(study_path, sweep, done=result.done, failed=len(result.failed),
-                       wall_s=round(time.monotonic() - started, 1),
-                       error=f"{type(error).__name__}: {error}")
+        raised = {"error": f"{type(error).__name__}: {error}"}
         raise
-    sweeplog.ended(study_path, sweep, done=result.done, failed=len(result.failed),
-                   wall_s=round(time.monotonic() - started, 1))
+    else:
+        raised = {}
+    finally:
+        sweeplog.ended(study_path, sweep, done=result.done, failed=len(result.failed),
+                       wall_s=round(time.monotonic() - started, 1), **raised)
     for label, reason in result.failed:
         console.print(f"failed: {label}: {reason}", highlight=False)
     return result

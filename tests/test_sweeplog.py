@@ -38,3 +38,29 @@ def test_no_log_gives_no_summary(tmp_path):
     assert sweeplog.summary(tmp_path / sweeplog.LOG) is None
     sweeplog.merge([tmp_path / "absent.jsonl"], tmp_path / "out.jsonl")
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_sweep_stopped_by_an_exception_logs_its_end_with_the_reason(tmp_path, monkeypatch):
+    import pytest
+
+    from reclaimstudy import runs, sweep
+    from reclaimstudy.studies import load_study
+
+    class Prepared:
+        identity = {"kernel": "k", "image": "i"}
+
+    class Backend:
+        console_file = "console.log"
+
+        def prepare(self, spec):
+            return Prepared()
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt("stopped by hand")
+    monkeypatch.setattr(sweep, "get_backend", lambda name: Backend())
+    monkeypatch.setattr(runs, "execute", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sweep.run_sweep(load_study("smoke").select(["lazyfree/*"]), "qemu", tmp_path, jobs=1)
+    [start, end] = sweeplog.entries(tmp_path / "smoke" / sweeplog.LOG)
+    assert (start["event"], start["to_run"], end["event"]) == ("start", 4, "end")
+    assert end["error"] == "KeyboardInterrupt: stopped by hand" and end["done"] == 0
