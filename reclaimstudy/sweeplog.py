@@ -17,10 +17,19 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+def _line(entry: dict) -> str:
+    return json.dumps(entry, sort_keys=True) + "\n"
+
+
+def _oldest_first(log: list[dict]) -> list[dict]:
+    """By time; at one second, a sweep's start before its runs and end."""
+    return sorted(log, key=lambda e: (e.get("at", ""), e.get("event") != "start"))
+
+
 def _append(path: Path, entry: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as log:  # one short line per write: appends do not interleave
-        log.write(json.dumps(entry, sort_keys=True) + "\n")
+        log.write(_line(entry))
 
 
 def started(study_path: Path, **facts) -> str:
@@ -56,7 +65,7 @@ def entries(path: Path) -> list[dict]:
             out.append(json.loads(line))
         except json.JSONDecodeError:
             continue
-    return sorted(out, key=lambda e: (e.get("at", ""), e.get("event") != "start"))
+    return _oldest_first(out)
 
 
 def merge(sources: list[Path], target: Path) -> None:
@@ -67,11 +76,11 @@ def merge(sources: list[Path], target: Path) -> None:
         if key not in seen:
             seen.add(key)
             merged.append(entry)
-    merged.sort(key=lambda e: (e.get("at", ""), e.get("event") != "start"))
+    merged = _oldest_first(merged)
     if merged:
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = target.with_name(target.name + ".new")
-        staging.write_text("".join(json.dumps(e, sort_keys=True) + "\n" for e in merged))
+        staging.write_text("".join(map(_line, merged)))
         staging.replace(target)
 
 
