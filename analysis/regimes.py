@@ -1,5 +1,6 @@
 """Whether each run sits in the regime where its seed saw the effect ([regime] in the
-workload's meta.toml): one of its metrics against the guest's memory."""
+workload's meta.toml): one of its metrics against the guest's memory, or against a
+plain number for a metric that is not a size."""
 
 import pandas as pd
 
@@ -8,7 +9,8 @@ from reclaimstudy.record import PublishedRun
 from reclaimstudy.workloads import get_workload
 
 COLUMNS = ["run_id", "experiment", "backend", "system", "policy", "repetition", "metric",
-           "value", "required", "multiple", "at_least", "in_regime", "why", "regime_policy"]
+           "value", "required", "multiple", "at_least", "per_memory", "in_regime", "why",
+           "regime_policy"]
 
 
 def run_value(rows: pd.DataFrame, metric: str) -> float | None:
@@ -46,12 +48,13 @@ def regime_checks(table: pd.DataFrame, runs: list[PublishedRun]) -> pd.DataFrame
             continue
         value = run_value(rows, regime.metric)
         required = regime.required(memory[run_id])
-        multiple = None if value is None else value / (required / regime.at_least_memory)
+        multiple = None if value is None else regime.scaled(value, memory[run_id])
         out.append({"run_id": run_id, "experiment": first["experiment"],
                     "backend": first["backend"], "system": first["system"],
                     "policy": first["policy"], "repetition": first["repetition"],
                     "metric": regime.metric, "value": value, "required": required,
-                    "multiple": multiple, "at_least": regime.at_least_memory,
+                    "multiple": multiple, "at_least": regime.threshold,
+                    "per_memory": regime.per_memory,
                     "in_regime": value is not None and value >= required, "why": regime.why,
                     "regime_policy": regime.policy})
     return pd.DataFrame(out, columns=COLUMNS)

@@ -215,6 +215,7 @@ def _regime(regimes: pd.DataFrame, experiment: str, backend: str, system: str) -
         return None
     first = rows.iloc[0]
     return {"metric": first["metric"], "at_least": first["at_least"], "why": first["why"],
+            "per_memory": bool(first["per_memory"]),
             "policy": first["regime_policy"],
             "out": int((~rows["in_regime"]).sum()),
             "rows": rows.to_dict("records")}

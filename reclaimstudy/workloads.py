@@ -65,19 +65,36 @@ REGIME_UNITS = ("pages", "MiB")
 
 @dataclass(frozen=True)
 class Regime:
-    """Where a seed saw its effect, as one of the workload's metrics against the guest's
-    memory: `metric` (in `unit`) must reach `at_least_memory` times the memory, in the
-    runs of `policy` (every policy when None). The report prints it for every run."""
+    """Where a seed saw its effect, as one of the workload's metrics: it must reach
+    `at_least_memory` times the guest's memory (in `unit`), or, for a metric that is not
+    a size, the plain number `at_least`; in the runs of `policy` (every policy when None).
+    The report prints it for every run."""
     metric: str
-    unit: str
-    at_least_memory: float
+    unit: str | None
+    at_least_memory: float | None
     policy: str | None
     why: str
+    at_least: float | None = None
+
+    @property
+    def per_memory(self) -> bool:
+        return self.at_least_memory is not None
+
+    @property
+    def threshold(self) -> float:
+        """What a run's value must reach, on the regime's scale (x memory, or plain)."""
+        return self.at_least_memory if self.per_memory else self.at_least
 
     def required(self, memory_mib: float) -> float:
         """The smallest value in regime on a guest of `memory_mib`."""
+        if not self.per_memory:
+            return self.at_least
         per_mib = 256 if self.unit == "pages" else 1
         return self.at_least_memory * memory_mib * per_mib
+
+    def scaled(self, value: float, memory_mib: float) -> float:
+        """A run's value on the regime's scale: a multiple of memory, or the value itself."""
+        return value / (self.required(memory_mib) / self.threshold)
 
 
 @dataclass(frozen=True)
@@ -134,19 +151,33 @@ def _data_file(table: dict, where: str) -> DataFile:
     return DataFile(table["name"], table.get("mib"), table.get("memory_fraction"))
 
 
+def _positive(where: str, key: str, value) -> float:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+        raise StudyError(f"{where}: {key} = {value!r}; allowed: a number > 0")
+    return float(value)
+
+
 def _regime(table: dict, metrics: tuple[MetricSpec, ...], where: str) -> Regime:
-    check_keys(where, table, {"metric", "unit", "at_least_memory", "policy", "why"},
-               {"metric", "unit", "at_least_memory", "why"})
+    check_keys(where, table, {"metric", "unit", "at_least_memory", "at_least", "policy", "why"},
+               {"metric", "why"})
     if table["metric"] not in {m.name for m in metrics}:
         raise StudyError(f"{where}: metric = {table['metric']!r} is not declared in [metrics]; "
                          f"allowed: {', '.join(m.name for m in metrics)}")
-    if table["unit"] not in REGIME_UNITS:
-        raise StudyError(f"{where}: unit = {table['unit']!r}; allowed: {', '.join(REGIME_UNITS)}")
-    value = table["at_least_memory"]
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-        raise StudyError(f"{where}: at_least_memory = {value!r}; allowed: a number > 0")
-    return Regime(table["metric"], table["unit"], float(value), table.get("policy"),
-                  table["why"])
+    if ("at_least_memory" in table) == ("at_least" in table):
+        raise StudyError(f"{where}: give exactly one of at_least_memory (a multiple of the "
+                         f"guest's memory, with unit) and at_least (a plain number)")
+    if "at_least" in table:
+        if "unit" in table:
+            raise StudyError(f"{where}: unit = {table['unit']!r} goes with at_least_memory; "
+                             f"at_least is in the metric's own unit")
+        return Regime(table["metric"], None, None, table.get("policy"), table["why"],
+                      _positive(where, "at_least", table["at_least"]))
+    if table.get("unit") not in REGIME_UNITS:
+        raise StudyError(f"{where}: unit = {table.get('unit')!r}; allowed: "
+                         f"{', '.join(REGIME_UNITS)}")
+    return Regime(table["metric"], table["unit"],
+                  _positive(where, "at_least_memory", table["at_least_memory"]),
+                  table.get("policy"), table["why"])
 
 
 def parse_workload(directory: Path) -> Workload:

@@ -25,6 +25,22 @@ def desktop_run(study_dir, policy, repetition, pswpin):
     return record["run_id"]
 
 
+def make_grep_run(study_dir, policy, repetition, make_s, grep_s):
+    workload = get_workload("make-grep")
+    arguments = workload.arguments({"seed": workload.parameters["seed"].default + repetition})
+    record = make_record(study="regimes", workload="make-grep", policy=policy,
+                         system="desktop-hdd-64", repetition=repetition,
+                         experiment="make-grep", arguments=arguments)
+    job = {"event": "record", "majflt": 3, "files": 10, "mib": 1}
+    write_run(study_dir, record, events=[
+        {"event": "phase", "name": "run"},
+        dict(job, kind="make", seconds=make_s, compiles=4, compile_cpu_s=0.5),
+        dict(job, kind="grep", seconds=grep_s),
+        {"event": "record", "kind": "summary", "seconds": max(make_s, grep_s),
+         "d_pgmajfault": 6, "d_refault_file": 1, "d_pgactivate": 2}])
+    return record["run_id"]
+
+
 def checks(study_dir):
     kept, _, _ = current_runs(study_runs(study_dir, "regimes"))
     return regime_checks(runs_table(kept), kept).set_index("run_id")
@@ -41,6 +57,22 @@ def test_a_baseline_short_of_its_seeds_swap_ins_is_out_of_regime(tmp_path):
     assert rows.loc[thrashing, "in_regime"] and rows.loc[thrashing, "multiple"] == 4.0
     assert not rows.loc[mild, "in_regime"] and rows.loc[mild, "multiple"] == 0.5
     assert rows.loc[mild, "required"] == 3 * memory_pages
+
+
+def test_a_make_that_runs_on_alone_after_the_scan_is_out_of_seed_003s_regime(tmp_path):
+    study = tmp_path / "regimes"
+    side_by_side = make_grep_run(study, "baseline", 0, make_s=5.0, grep_s=6.0)  # 5/6 = 0.83
+    grep_longer = make_grep_run(study, "use-once-unmapped-off", 0, make_s=4.0, grep_s=5.0)
+    alone = make_grep_run(study, "use-once-unmapped-off", 1, make_s=5.664, grep_s=2.945)
+    rows = checks(study)
+    assert set(rows.index) == {side_by_side, grep_longer, alone}  # every policy's runs
+    assert rows.loc[side_by_side, "in_regime"]
+    assert rows.loc[grep_longer, "in_regime"] and rows.loc[grep_longer, "value"] == 0.8
+    assert not rows.loc[alone, "in_regime"]
+    assert rows.loc[alone, "value"] == pytest.approx(2.945 / 5.664)
+    # A plain threshold: the same on any guest, and not a multiple of its memory.
+    assert rows.loc[alone, "required"] == 0.8 and not rows.loc[alone, "per_memory"]
+    assert rows.loc[alone, "multiple"] == rows.loc[alone, "value"]
 
 
 def test_a_regime_must_name_a_declared_metric_a_unit_and_a_positive_multiple(tmp_path):
@@ -60,11 +92,31 @@ def test_a_regime_must_name_a_declared_metric_a_unit_and_a_positive_multiple(tmp
             parse_workload(directory)
 
 
+def test_a_plain_regime_threshold_excludes_a_multiple_of_memory_and_its_unit(tmp_path):
+    source = get_workload("make-grep").directory
+    for name, extra, message in (
+            ("both", "at_least_memory = 1.0\n", "give exactly one of at_least_memory"),
+            ("unit", 'unit = "MiB"\n', r"unit = 'MiB' goes with at_least_memory"),
+            ("zero", None, r"at_least = 0; allowed: a number > 0")):
+        directory = tmp_path / name / "make-grep"
+        shutil.copytree(source, directory)
+        meta = (directory / "meta.toml").read_text()
+        if extra is None:
+            meta = meta.replace("at_least = 0.8", "at_least = 0")
+        else:
+            meta = meta.replace("[regime]\n", "[regime]\n" + extra)
+        (directory / "meta.toml").write_text(meta)
+        with pytest.raises(StudyError, match=message):
+            parse_workload(directory)
+
+
 def test_regimes_are_declared_where_the_seeds_set_one():
     assert get_workload("desktop-launch").regime.policy == "baseline"
     assert get_workload("hot-stream").regime.required(128) == 1280.0  # MiB streamed
     assert get_workload("mmap-seq").regime.required(128) == 128.0
     assert get_workload("desktop-launch").regime.required(128) == 3 * 128 * 256  # pages
+    assert get_workload("make-grep").regime.required(64) == 0.8  # a fraction, on any guest
+    assert get_workload("make-grep").regime.policy is None
 
 
 def test_the_report_prints_each_runs_regime_and_marks_an_experiment_out_of_it(tmp_path):
@@ -86,6 +138,23 @@ def test_the_report_prints_each_runs_regime_and_marks_an_experiment_out_of_it(tm
     assert re.search(r"\| baseline \| 1 \| 100 \| 0\.0\d+ \| \*\*no\*\* \|", markdown)
     seed_row = next(line for line in markdown.splitlines() if line.startswith("| 000a | desktop"))
     assert "| **out**: 1 of 2 short |" in seed_row
+
+
+def test_the_report_prints_a_plain_threshold_without_memory(tmp_path):
+    from analysis.report import build_report
+    from reclaimstudy.studies import load_study
+    study_file = tmp_path / "regimes.toml"
+    study_file.write_text(
+        'description = "d"\nbaseline = "baseline"\nrepetitions = 1\nsystems = ["desktop-hdd-64"]\n'
+        '[[experiment]]\nname = "make-grep"\nworkload = "make-grep"\nseed = "003"\n'
+        'policies = ["baseline", "use-once-unmapped-off"]\n')
+    results = tmp_path / "results"
+    make_grep_run(results / "regimes", "baseline", 0, make_s=5.0, grep_s=6.0)
+    make_grep_run(results / "regimes", "use-once-unmapped-off", 0, make_s=8.0, grep_s=4.0)
+    markdown = build_report(load_study(str(study_file)), results)["markdown"].read_text()
+    assert "overlap at least 0.8." in markdown and "0.8x memory" not in markdown
+    assert "Out of regime: 1 of 2 runs fall short" in markdown
+    assert re.search(r"\| use-once-unmapped-off \| 0 \| 0\.5 \| 0\.8 \| \*\*no\*\* \|", markdown)
 
 
 def test_memory_is_the_guests_memtotal_when_the_run_recorded_it(tmp_path):
