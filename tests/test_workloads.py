@@ -218,8 +218,6 @@ def qemu_runs(tmp_path_factory):
     Returns the results folder and each run's run.json by key."""
     specs = {("default", name): tiny_qemu_spec(name) for name in ALL_WORKLOADS}
     specs["fio"] = tiny_qemu_spec("mmap-seq", params={"engine": "fio", "passes": 2})
-    specs["scan-1x"] = tiny_qemu_spec("make-grep", params={"scan_multiple": 1.0,
-                                                           "make_passes": 1})
     for policy in CONTROL_POLICIES:
         specs[("control", policy)] = tiny_qemu_spec("thrash", policy,
                                                      {"rounds": 6, "file": "control.bin"})
@@ -255,17 +253,6 @@ def test_mmap_seq_runs_the_images_fio_with_the_mmap_engine(qemu_runs):
     assert [e["name"] for e in events if e["event"] == "phase"] == ["fio-pass1", "fio-pass2"]
     bandwidth = [m for m in workload_metrics("mmap-seq", events) if m.metric == "fio_bw_kib_s"]
     assert len(bandwidth) == 2 and all(m.value > 0 for m in bandwidth)
-
-
-@pytest.mark.slow
-def test_make_grep_scans_its_multiple_of_memtotal(qemu_runs):
-    """The grep reads scan_multiple x MemTotal of its 3x-memory tree, then stops (each file
-    is at most 512 KiB, so it stops within one file of the mark)."""
-    for key, multiple in ((("default", "make-grep"), 3.0), ("scan-1x", 1.0)):
-        events = finished_events(qemu_runs, key)
-        memtotal_mib = next(e for e in events if e["event"] == "job_start")["memtotal_kib"] / 1024
-        grep = next(e for e in events if e.get("kind") == "grep")
-        assert multiple * memtotal_mib - 1 <= grep["mib"] <= multiple * memtotal_mib + 1, (key, grep)
 
 
 @pytest.mark.slow
@@ -352,9 +339,6 @@ def test_make_grep_runs_a_compiler_per_unit_that_writes_its_object(programs, dat
     make = next(e for e in parse_console(out).events if e.get("kind") == "make")
     units = len(list((data / "make-grep" / "src" / "units").iterdir()))
     assert make["compiles"] == units  # one make pass
-    grep = next(e for e in parse_console(out).events if e.get("kind") == "grep")
-    assert grep["mib"] == 3 * 32  # the whole tree (3x the 32 MiB it was made for): the
-    # host's MemTotal is far more than the tree
     objects = list((tmp_path / "objs").glob("*.o"))
     assert len(objects) == units and all(o.stat().st_size > 0 for o in objects)
     assert make["compile_cpu_s"] > 0

@@ -2,8 +2,7 @@
  * executable whose text all runs, which reads the unit and a few shared headers,
  * dirties its working memory, computes and writes an object file; the compiler's text
  * and the headers are used again and again) runs at the same time as a one-pass
- * grep-like scan over a tree larger than memory (--scan-multiple times MemTotal of a
- * tree of 3x the image's memory). Use-once keeps the scan's pages from
+ * grep-like scan over a tree larger than memory. Use-once keeps the scan's pages from
  * pushing out the headers and the compiler.
  * --generate-data=DIR writes both trees (on the host, at image build). */
 #include <dirent.h>
@@ -30,7 +29,6 @@ static struct wl_opt opts[] = {
 	{"compiler", WL_STR, "", 0, 0, "the compiler executable (default: DATA-DIR/cc1)"},
 	{"compile-heap-mib", WL_INT, "2", 0, 1024, "working memory each compile dirties, MiB"},
 	{"seed", WL_INT, "1", 0, 1LL << 40, "chooses each unit's headers"},
-	{"scan-multiple", WL_NUM, "3", 0.1, 3, "the grep reads this many times MemTotal of the scan tree (3x the image's memory), in order"},
 	{"generate-data", WL_STR, "", 0, 0, "write src/ and scan/ into this directory and exit"},
 	{"memory-mib", WL_INT, "256", 16, 1 << 20, "with --generate-data: the machine's memory, which sizes the trees"},
 	{NULL},
@@ -153,14 +151,13 @@ static int grep_job(const char *scan)
 	if (ndirs <= 0)
 		guest_fail(NAME, 2, "no scan tree under '%s'", scan);
 	long long files = 0, bytes = 0;
-	long long limit = (long long)(wl_num(opts, "scan-multiple") * wl_memtotal());
 	uint64_t hash = 0;
 	double t0 = guest_now();
 	char dir[1024], path[1400];
-	for (long d = 0; d < ndirs && bytes < limit; d++) {
+	for (long d = 0; d < ndirs; d++) {
 		snprintf(dir, sizeof(dir), "%s/d%03ld", scan, d);
 		long n = count_files(dir);
-		for (long f = 0; f < n && bytes < limit; f++) {
+		for (long f = 0; f < n; f++) {
 			snprintf(path, sizeof(path), "%s/f%04ld", dir, f);
 			long long m = read_hash(path, &hash);
 			if (m < 0)
@@ -191,8 +188,7 @@ static void write_tree(const char *dir, const char *prefix, const char *fmt, lon
 }
 
 /* src/include: 10% of memory of 16-32 KiB headers; src/units: 20% of 32-96 KiB units;
- * scan/dNNN: 300% of memory of 64-512 KiB files, 100 per directory (seed 003's grep
- * outlasted its make; a scan of 1.5x memory ended halfway through ours). */
+ * scan/dNNN: 150% of memory of 64-512 KiB files, 100 per directory. */
 static int generate(const char *root, size_t memory)
 {
 	char a[700], b[800];
@@ -206,7 +202,7 @@ static int generate(const char *root, size_t memory)
 	left = memory / 5;
 	snprintf(a, sizeof(a), "%s/src/units", root);
 	write_tree(a, "u", "%05ld.c", 100000, 32, 96, &seed, &left);
-	left = memory * 3;
+	left = memory * 3 / 2;
 	snprintf(a, sizeof(a), "%s/scan", root);
 	mkdir(a, 0755);
 	for (long d = 0; left; d++) {
