@@ -216,7 +216,8 @@ def _regime(regimes: pd.DataFrame, experiment: str, backend: str, system: str) -
     first = rows.iloc[0]
     return {"metric": first["metric"], "at_least": first["at_least"], "why": first["why"],
             "per_memory": bool(first["per_memory"]),
-            "policy": first["regime_policy"],
+            # A regime of every policy has none (NaN once it has been through the table).
+            "policy": None if pd.isna(first["regime_policy"]) else first["regime_policy"],
             "out": int((~rows["in_regime"]).sum()),
             "rows": rows.to_dict("records")}
 

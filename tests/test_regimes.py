@@ -157,6 +157,26 @@ def test_the_report_prints_a_plain_threshold_without_memory(tmp_path):
     assert re.search(r"\| use-once-unmapped-off \| 0 \| 0\.5 \| 0\.8 \| \*\*no\*\* \|", markdown)
 
 
+def test_a_regime_of_every_policy_names_none_beside_one_of_a_policy(tmp_path):
+    """A report with the desktop's regime (baseline runs) and make-grep's (every run):
+    make-grep's line names no policy (its empty policy once read as NaN)."""
+    from analysis.report import build_report
+    from reclaimstudy.studies import load_study
+    study_file = tmp_path / "regimes.toml"
+    study_file.write_text(
+        'description = "d"\nbaseline = "baseline"\nrepetitions = 1\nsystems = ["desktop-hdd-64"]\n'
+        '[[experiment]]\nname = "make-grep"\nworkload = "make-grep"\nseed = "003"\n'
+        'policies = ["baseline"]\n'
+        '[[experiment]]\nname = "desktop"\nworkload = "desktop-launch"\nseed = "000a"\n'
+        'policies = ["baseline"]\nsystems = ["desktop-hdd-128"]\n')
+    results = tmp_path / "results"
+    make_grep_run(results / "regimes", "baseline", 0, make_s=5.0, grep_s=6.0)
+    desktop_run(results / "regimes", "baseline", 0, 4 * 128 * 256)
+    markdown = build_report(load_study(str(study_file)), results)["markdown"].read_text()
+    assert "overlap at least 0.8.\n" in markdown
+    assert "at least 3.0x memory in the baseline runs." in markdown
+
+
 def test_memory_is_the_guests_memtotal_when_the_run_recorded_it(tmp_path):
     study = tmp_path / "regimes"
     workload = get_workload("desktop-launch")
