@@ -5,7 +5,6 @@ seed expects faults without VM_EXEC protection once T passes I, and with it only
 I + A."""
 
 import json
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -17,28 +16,30 @@ SCANS = ("inactive_scan_s", "active_scan_s")
 
 def idle_sweeps(table: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
     """Per (backend, system) with runs at two or more idle times: one row per run with its
-    T (s), policy, repetition, faults in the stream, and I and A (NaN where not
+    experiment, T (s), policy, repetition, faults in the stream, and I and A (NaN where not
     measured, as under MGLRU, whose lists are generations)."""
     rows = table[(table["workload"] == WORKLOAD) & (table["status"] == "ok")
                  & (table["phase"] == FAULTS[1])
                  & table["metric"].isin([FAULTS[0], *SCANS]) & table["index"].isna()]
     if rows.empty:
         return {}
-    wide = rows.pivot_table(index=["backend", "system", "run_id", "policy", "repetition",
-                                   "arguments"], columns="metric", values="value").reset_index()
+    wide = rows.pivot_table(index=["backend", "system", "experiment", "run_id", "policy",
+                                   "repetition", "arguments"], columns="metric",
+                            values="value").reset_index()
     wide["T"] = [json.loads(a)["period_us"] / 1e6 for a in wide["arguments"]]
     out = {}
     for key, part in wide.groupby(["backend", "system"]):
         if part["T"].nunique() >= 2 and FAULTS[0] in part:
             out[key] = part.drop(columns="arguments").reindex(
-                columns=["run_id", "policy", "repetition", "T", FAULTS[0], *SCANS])
+                columns=["experiment", "run_id", "policy", "repetition", "T", FAULTS[0],
+                         *SCANS])
     return out
 
 
-def idle_sweep_plot(sweep: pd.DataFrame, policies: list[str], title: str,
-                    path: Path) -> Path:
+def idle_sweep_figure(sweep: pd.DataFrame, policies: list[str]):
     """Faults against T (log scale): each run a dot, each policy's mean a line; I and I + A
-    (means over the classic-LRU runs) as dashed and dotted lines."""
+    (means over the classic-LRU runs) as dashed and dotted lines. The caller titles and
+    saves it."""
     fig, ax = plt.subplots(figsize=(6, 3.6))
     for i, policy in enumerate(p for p in policies if p in set(sweep["policy"])):
         runs = sweep[sweep["policy"] == policy]
@@ -48,17 +49,13 @@ def idle_sweep_plot(sweep: pd.DataFrame, policies: list[str], title: str,
     # MGLRU has no active list to scan: I and A come from the runs that measured both.
     classic = sweep.dropna(subset=list(SCANS))
     inactive, active = classic[SCANS[0]].mean(), classic[SCANS[1]].mean()
-    if inactive == inactive:
+    if pd.notna(inactive):
         ax.axvline(inactive, color="grey", linestyle="--", label=f"I = {inactive:.3g} s")
-        if active == active:
+        if pd.notna(active):
             ax.axvline(inactive + active, color="grey", linestyle=":",
                        label=f"I + A = {inactive + active:.3g} s")
     ax.set_xscale("log")
     ax.set_xlabel("idle time T between touches (s)")
     ax.set_ylabel("major faults in the stream")
     ax.legend(fontsize=7)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return fig

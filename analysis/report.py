@@ -21,7 +21,7 @@ from jinja2 import Environment, FileSystemLoader  # noqa: E402
 from markdown_it import MarkdownIt  # noqa: E402
 
 from analysis.compare import compare, format_text, policy_order  # noqa: E402
-from analysis.idle_sweep import idle_sweep_plot, idle_sweeps  # noqa: E402
+from analysis.idle_sweep import idle_sweep_figure, idle_sweeps  # noqa: E402
 from analysis.regimes import regime_checks  # noqa: E402
 from analysis.seeds import caveats_for, reproduction  # noqa: E402
 from analysis.table import current_runs, export, runs_table, study_runs  # noqa: E402
@@ -350,14 +350,12 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
     inputs = _inputs(kept)
     sweeps = []
     for (backend, system), sweep in idle_sweeps(table).items():
-        experiments_at = table[(table["workload"] == "hot-stream") & (table["backend"] == backend)
-                               & (table["system"] == system)]["experiment"]
-        figure = idle_sweep_plot(sweep, policy_order(sweep["policy"], study.baseline),
-                                 f"seed 000b: faults against idle time, {system} [{backend}]",
-                                 plots / f"idle-sweep-{system}-{backend}.png")
+        figure = _finish(idle_sweep_figure(sweep, policy_order(sweep["policy"], study.baseline)),
+                         f"seed 000b: faults against idle time, {system} [{backend}]",
+                         plots / f"idle-sweep-{system}-{backend}.png")
         sweeps.append({"backend": backend, "system": system, "figure": figure,
                        "runs": sweep["run_id"].nunique(),
-                       "experiments": sorted(set(experiments_at))})
+                       "experiments": sorted(set(sweep["experiment"]))})
     context = {
         "study": study, "generated": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "source": source,
         "backends": sorted(set(table["backend"])), "runs": table["run_id"].nunique(),
