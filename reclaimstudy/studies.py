@@ -24,6 +24,9 @@ class Experiment:
     policies: tuple[str, ...]
     systems: tuple[str, ...]
     params: dict
+    # This experiment's own number of repetitions (None: the study's), so the costly
+    # points can stop at fewer and the noisy ones go on to more.
+    repetitions: int | None = None
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,7 @@ class Study:
             for system in experiment.systems:
                 # Repetition by repetition, each with all its policies: a sweep cut
                 # short leaves whole pairs (what a paired verdict needs).
-                for repetition in range(self.repetitions):
+                for repetition in range(self.repetitions_of(experiment)):
                     for policy in experiment.policies:
                         values = dict(experiment.params)
                         if "seed" in workload.parameters and "seed" not in experiment.params:
@@ -82,6 +85,9 @@ class Study:
                             checkpoint_every_s=self.checkpoint_every_s)))
         return out
 
+    def repetitions_of(self, experiment: Experiment) -> int:
+        return experiment.repetitions or self.repetitions
+
     def points(self) -> set[str]:
         """The point keys (record.point_key) of every run the study asks for, on any backend."""
         return {point_key(spec.identity()) for _, spec in self.all_runs("any")}
@@ -89,7 +95,7 @@ class Study:
     def varied(self, experiment: Experiment) -> str:
         """What differs between repetitions of an experiment, for the report."""
         workload = get_workload(experiment.workload)
-        if self.repetitions < 2:
+        if self.repetitions_of(experiment) < 2:
             return "nothing: one repetition"
         parts = ["the repetition's seed: a start delay of 0-50 ms, 0-2% of memory read into "
                  "the page cache and 0-2% held as anonymous memory before the workload "
@@ -113,6 +119,12 @@ def _names(where: str, key: str, one: str, value, allowed: list[str]) -> tuple[s
     return tuple(value)
 
 
+def _repetitions(where: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100:
+        raise StudyError(f"{where}: repetitions = {value!r}; allowed: integers 1..100")
+    return value
+
+
 def parse_study(name: str, table: dict, path: Path) -> Study:
     where = str(path)
     check_keys(where, table, {"description", "baseline", "repetitions", "systems", "policies",
@@ -123,9 +135,7 @@ def parse_study(name: str, table: dict, path: Path) -> Study:
     baseline = table["baseline"]
     if baseline not in policies:
         raise StudyError(f"{where}: baseline '{baseline}' is not a policy; allowed: {', '.join(policies)}")
-    repetitions = table.get("repetitions", 1)
-    if not isinstance(repetitions, int) or not 1 <= repetitions <= 100:
-        raise StudyError(f"{where}: repetitions = {repetitions!r}; allowed: integers 1..100")
+    repetitions = _repetitions(where, table.get("repetitions", 1))
     every = table.get("checkpoint_every_s")
     if every is not None and (isinstance(every, bool) or not isinstance(every, (int, float))
                               or not every > 0):
@@ -136,7 +146,8 @@ def parse_study(name: str, table: dict, path: Path) -> Study:
     experiments, seen = [], set()
     for index, spec in enumerate(table["experiment"]):
         at = f"{where} [[experiment]] #{index + 1}"
-        check_keys(at, spec, {"name", "workload", "seed", "policies", "systems", "params"},
+        check_keys(at, spec, {"name", "workload", "seed", "policies", "systems", "params",
+                              "repetitions"},
                    {"name", "workload"})
         if spec["name"] in seen:
             raise StudyError(f"{at}: experiment name '{spec['name']}' is used twice")
@@ -151,8 +162,9 @@ def parse_study(name: str, table: dict, path: Path) -> Study:
         exp_systems = _names(at, "systems", "system", spec.get("systems", default_systems), systems)
         params = spec.get("params", {})
         get_workload(spec["workload"]).arguments(params, at)  # checked now, not mid-sweep
+        own = _repetitions(at, spec["repetitions"]) if "repetitions" in spec else None
         experiments.append(Experiment(spec["name"], spec["workload"], spec.get("seed"),
-                                      exp_policies, exp_systems, params))
+                                      exp_policies, exp_systems, params, own))
     if not experiments:
         raise StudyError(f"{where}: no [[experiment]]")
     return Study(name, table["description"], baseline, repetitions, tuple(experiments), path,

@@ -41,6 +41,8 @@ def test_shipped_studies_expand_into_runs():
     (GOOD_EXPERIMENT + 'params = { rounds = 0 }\n', "parameter rounds = 0; allowed"),
     (GOOD_EXPERIMENT + 'params = { colour = 1 }\n', "unknown parameter\\(s\\) colour"),
     (GOOD_EXPERIMENT + GOOD_EXPERIMENT, "experiment name 't' is used twice"),
+    (GOOD_EXPERIMENT + "repetitions = 0\n", "#1: repetitions = 0; allowed: integers 1..100"),
+    (GOOD_EXPERIMENT + 'repetitions = "ten"\n', "#1: repetitions = 'ten'; allowed"),
     ("", "missing key\\(s\\) experiment"),
 ])
 def test_bad_study_files_are_rejected_naming_file_and_value(tmp_path, body, message):
@@ -48,6 +50,21 @@ def test_bad_study_files_are_rejected_naming_file_and_value(tmp_path, body, mess
     with pytest.raises(StudyError, match=message) as error:
         load_study(path)
     assert "s.toml" in str(error.value)
+
+
+def test_an_experiment_can_have_its_own_number_of_repetitions(tmp_path):
+    other = GOOD_EXPERIMENT.replace('name = "t"', 'name = "u"')
+    study = load_study(study_file(tmp_path, body=GOOD_EXPERIMENT + "repetitions = 4\n" + other))
+    reps = {}
+    for experiment, spec in study.runs("qemu"):
+        reps.setdefault(experiment.name, set()).add((spec.policy.name, spec.repetition))
+    assert reps["t"] == {(p, r) for p in ("baseline", "mglru") for r in range(4)}
+    assert reps["u"] == {(p, r) for p in ("baseline", "mglru") for r in range(study.repetitions)}
+    assert study.repetitions != 4  # the other experiment kept the study's number
+    # raising it later only adds repetitions: the first ones are the same runs
+    more = load_study(study_file(tmp_path, body=GOOD_EXPERIMENT + "repetitions = 6\n" + other))
+    first = {spec.point() for e, spec in study.runs("qemu") if e.name == "t"}
+    assert first < {spec.point() for e, spec in more.runs("qemu") if e.name == "t"}
 
 
 def test_a_missing_or_unknown_baseline_is_rejected(tmp_path):
