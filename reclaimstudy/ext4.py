@@ -16,7 +16,11 @@ def make_ext4(tree: Path, image: Path, size_mib: int, label: str = "root") -> Pa
     result = subprocess.run(
         [mke2fs, "-q", "-F", "-t", "ext4", "-L", label, "-d", str(tree),
          "-U", "00000000-0000-4000-8000-000000000001",
-         "-E", "hash_seed=00000000-0000-4000-8000-000000000002",
+         # Inode tables and journal zeroed now: left lazy, the guest's ext4lazyinit
+         # zeroes them after every boot, writing in the background of every run
+         # (~21 MiB on a 1.3 GiB root), as no long-installed desktop does.
+         "-E", "hash_seed=00000000-0000-4000-8000-000000000002,"
+               "lazy_itable_init=0,lazy_journal_init=0",
          str(image), f"{size_mib}M"],
         capture_output=True, text=True)
     if result.returncode != 0:
