@@ -2,6 +2,7 @@
 
 import importlib.metadata
 import json
+import re
 import subprocess
 
 import pytest
@@ -28,6 +29,15 @@ def debugfs(image, command):
 @pytest.fixture(scope="module")
 def tiny_image():
     return build_image(get_system("ci-tiny"))
+
+
+def test_the_root_file_system_needs_no_lazy_init_in_the_guest(tiny_image):
+    """Every block group's inode table is zeroed already (else the guest's ext4lazyinit
+    writes them in the background of every run)."""
+    groups = [line for line in subprocess.run(
+        ["dumpe2fs", str(tiny_image.root)], capture_output=True, text=True,
+        check=True).stdout.splitlines() if re.match(r"Group \d+:", line)]
+    assert groups and all("ITABLE_ZEROED" in line for line in groups), groups[:3]
 
 
 def test_image_holds_the_runtime_tools_workloads_and_sized_data(tiny_image):
@@ -189,6 +199,8 @@ def test_the_guest_boots_from_a_partition_and_swaps_to_the_next_one(tmp_path):
     start = next(json.loads(line) for line in (directory / "events.jsonl").read_text().splitlines()
                  if '"job_start"' in line)
     assert start["swaptotal_kib"] == system.disk.swap_mib * 1024 - 4
+    # The kernel picks mq-deadline for the one-command-at-a-time IDE disk (guest.config).
+    assert start["io_schedulers"]["sda"] == "[mq-deadline] none"
 
 
 def test_a_repetitions_seed_perturbs_the_guest_and_the_same_seed_the_same_way(tmp_path):
