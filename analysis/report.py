@@ -254,21 +254,26 @@ def _seed_rows(seeds: pd.DataFrame, regimes: pd.DataFrame, table: pd.DataFrame) 
 # found (by hand, from the evidence) is its FINDINGS file, shown by both reports.
 PUBLISHED = "published"
 FINDINGS = "findings.md"
+# findings.md's one section that is not an experiment: the study's state as a whole
+# (say, paused on a fault of the instrument), shown at the top of the report.
+STATUS = "Status"
 
 
 def read_findings(path: Path, experiments: set[str]) -> dict[str, str]:
     """What we found, per experiment: `## <experiment>` sections of a Markdown file
-    (results/published/<study>/findings.md), written from the runs' evidence. None is
-    fine; a section for an experiment the study does not have is an error."""
+    (results/published/<study>/findings.md), written from the runs' evidence, and
+    `## Status` for the study as a whole. None is fine; a section for an experiment the
+    study does not have is an error."""
     if not path.is_file():
         return {}
     found, name = {}, None
     for line in path.read_text().splitlines():
         if line.startswith("## "):
             name = line[3:].strip()
-            if name not in experiments:
+            if name not in experiments and name != STATUS:
                 raise StudyError(f"{path}: section '## {name}' names no experiment of the "
-                                 f"study; allowed: {', '.join(sorted(experiments))}")
+                                 f"study; allowed: {', '.join(sorted(experiments))}, or "
+                                 f"'{STATUS}' for the whole study")
             found[name] = ""
         elif name is not None:
             found[name] += line + "\n"
@@ -365,6 +370,7 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
                    for row in failed.to_dict("records")],
         "experiments": experiments,
         "seeds": _seed_rows(seeds, regimes, table),
+        "status": findings.get(STATUS),
         "findings": [{"experiment": e["name"], "anchor": e["anchor"], "text": e["finding"]}
                      for e in experiments if e["finding"]],
         "caveats": caveats_for(seeds),

@@ -140,8 +140,18 @@ def test_findings_for_an_experiment_the_study_lacks_are_refused(published):
     results, _, _ = published
     (published_dir("smoke", results) / "findings.md").write_text("## desktop\nx\n")
     with pytest.raises(StudyError, match="'## desktop' names no experiment of the study; "
-                                         "allowed: lazyfree, smoke, thrash"):
+                                         "allowed: lazyfree, smoke, thrash, or 'Status'"):
         report_published(load_study("smoke"), results)
+
+
+def test_a_status_section_speaks_for_the_whole_study_at_the_reports_top(published):
+    results, _, _ = published
+    (published_dir("smoke", results) / "findings.md").write_text(
+        "# Findings\n\n## Status\nPaused: the disk stalls.\n\n## thrash\nCached.\n")
+    markdown = report_published(load_study("smoke"), results)["markdown"].read_text()
+    top = markdown.split('<div id="seed-reproduction"></div>')[0]
+    assert "**Status** (findings.md): Paused: the disk stalls." in top
+    assert "- **[thrash](#exp-thrash-ci-tiny-qemu)**: Cached." in markdown
 
 
 def test_restored_runs_count_as_done_and_report_as_published(published, monkeypatch):
