@@ -44,7 +44,15 @@ GEM5 = [
     (MetricSpec("sim_seconds", "s", "time", "lower", "simulated seconds"), r"^simSeconds$", "sum"),
     (MetricSpec("instructions", "instructions", "count", "lower", "committed instructions"),
      r"\.core\.commitStats0\.numInsts$", "sum"),
-    (MetricSpec("cycles", "cycles", "count", "lower", "CPU cycles"), r"\.core\.numCycles$", "sum"),
+    # Cycles are the block's simulated ticks over the core clock's period (cycles_of):
+    # gem5's own numCycles counts every tick since the simulation's start again after a
+    # checkpoint restore, so in a segmented run it is far too large.
+    (MetricSpec("cycles", "cycles", "count", "lower", "CPU clock cycles elapsed"),
+     r"^simTicks$", "sum"),
+    # Time-weighted share of the block the core was not halted (mean over cores).
+    (MetricSpec("cpu_busy_share", "ratio", "ratio", "none",
+                "share of simulated time the CPU was not idle"),
+     r"\.notIdleFraction$", "mean"),
     (MetricSpec("l1d_miss_rate", "ratio", "ratio", "lower", "L1 data cache miss rate"),
      r"l1d-cache-\d+\.overallMissRate::total$", "mean"),
     (MetricSpec("l2_miss_rate", "ratio", "ratio", "lower", "L2 miss rate"),
@@ -59,7 +67,28 @@ GEM5 = [
      r"\.IdeDisk\.dmaWriteBytes$", "sum"),
     (MetricSpec("disk_write_bytes", "B", "count", "lower", "bytes written to the disks"),
      r"\.IdeDisk\.dmaReadBytes$", "sum"),
+    # Our disk model's (gem5-patches/): commands' time from issue to data ready or
+    # accepted, and the media's time seeking, rotating and transferring (a cached write
+    # reaches the media after it was accepted, so the two overlap only in part).
+    (MetricSpec("disk_service_ticks", "ticks", "time", "lower",
+                "disk commands' time from issue to data ready or accepted, summed"),
+     r"\.timing\.serviceTicks$", "sum"),
+    (MetricSpec("disk_media_ticks", "ticks", "time", "lower",
+                "disk media's time seeking, rotating and transferring, summed"),
+     r"\.timing\.(seekTicks|rotationTicks|transferTicks)$", "sum"),
 ]
+# The core clock's period in ticks, to turn simTicks into cycles.
+CLOCK_PERIOD = r"^board\.clk_domain\.clock$"
+# gem5's tick is a picosecond (simFreq 1e12) in every configuration we run.
+TICKS_PER_SECOND = 1e12
+# Time in which neither the CPU nor any disk can have been busy: the phase's simulated
+# time less the CPU's busy time and less the disks' service and media times added (an
+# upper bound on the time they were busy, so this is a lower bound). A workload's own
+# sleeps count (the perturbation's start delay, hot-stream's pauses); anything else is
+# IO waiting in the guest with nothing running, an artefact to find (tests/benchmarks/
+# RESULTS.md, "idle time").
+IDLE = MetricSpec("idle_s", "s", "time", "lower",
+                  "simulated time with neither the CPU nor a disk busy (a lower bound)")
 IPC = MetricSpec("ipc", "ratio", "ratio", "higher", "instructions per cycle")
 
 # A segmented gem5 run (reclaimstudy/gem5_segments.py) may cut a phase's statistics into
@@ -70,4 +99,6 @@ BLOCK_WEIGHTS = [
     (r"overallMissRate::total$", "overallAccesses::total"),  # misses / accesses
     (r"\.dram\.avgMemAccLat$", ".dram.readBursts"),            # latency / reads
     (r"^.*bwTotal::total$", "simSeconds"),                      # bytes / seconds
+    (r"^.*notIdleFraction$", "simSeconds"),                    # busy share of the time
+    (r"^board\.clk_domain\.clock$", "simSeconds"),             # a constant period
 ]

@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.gem5stats import StatsError, select_values
-from analysis.metrics import (BLOCK_WEIGHTS, GEM5, GUEST_MEMORY, IPC, PHASE_SECONDS,
-                              RECLAIM_EFFICIENCY, VMSTAT)
+from analysis.metrics import (BLOCK_WEIGHTS, CLOCK_PERIOD, GEM5, GUEST_MEMORY, IDLE, IPC,
+                              PHASE_SECONDS, RECLAIM_EFFICIENCY, TICKS_PER_SECOND, VMSTAT)
 from analysis.records import phase_vmstat_deltas, read_events, workload_metrics
 from reclaimstudy.errors import StudyError
 from reclaimstudy.gem5_stats import partial_blocks, phase_groups
@@ -82,7 +82,7 @@ def gem5_rows(run_dir: Path, phases: list[str]) -> list[dict]:
     stats = run_dir / "stats.txt"
     if not stats.is_file():
         return []
-    patterns = [pattern for _, pattern, _ in GEM5]
+    patterns = [pattern for _, pattern, _ in GEM5] + [CLOCK_PERIOD]
     partial = partial_blocks(run_dir)
     if partial:  # what joining its cut blocks weighs ratios by
         patterns += [re.escape(w.lstrip("^.")) for _, w in BLOCK_WEIGHTS]
@@ -94,15 +94,32 @@ def gem5_rows(run_dir: Path, phases: list[str]) -> list[dict]:
                          f"({', '.join(phases)}); a run's stats.txt has one block per phase")
     rows = []
     for phase, values in zip(phases, blocks):
-        found = {}
-        for spec, pattern, combine in GEM5_COMPILED:
-            matches = [v for k, v in values.items() if pattern.search(k)]
-            if matches:
-                found[spec.name] = sum(matches) if combine == "sum" else sum(matches) / len(matches)
-                rows.append(row(spec, "gem5", phase, found[spec.name]))
-        if found.get("cycles"):
+        found = phase_values(values)
+        rows += [row(spec, "gem5", phase, found[spec.name])
+                 for spec, _, _ in GEM5_COMPILED if spec.name in found]
+        if found.get("cycles") and "instructions" in found:
             rows.append(row(IPC, "gem5", phase, found["instructions"] / found["cycles"]))
+        if "cpu_busy_share" in found and "disk_service_ticks" in found:
+            idle = found["sim_seconds"] * (1 - found["cpu_busy_share"]) - (
+                found["disk_service_ticks"] + found.get("disk_media_ticks", 0.0)) / TICKS_PER_SECOND
+            rows.append(row(IDLE, "gem5", phase, max(0.0, idle)))
     return rows
+
+
+def phase_values(values: dict[str, float]) -> dict[str, float]:
+    """The GEM5 metrics of one phase's (joined) stats values; cycles from simTicks."""
+    found = {}
+    for spec, pattern, combine in GEM5_COMPILED:
+        matches = [v for k, v in values.items() if pattern.search(k)]
+        if matches:
+            found[spec.name] = sum(matches) if combine == "sum" else sum(matches) / len(matches)
+    period = values.get("board.clk_domain.clock")
+    if "cycles" in found:
+        if period:
+            found["cycles"] /= period
+        else:  # no core clock named as our boards name it: no cycles, no IPC
+            del found["cycles"]
+    return found
 
 
 @functools.cache

@@ -138,3 +138,20 @@ def test_a_study_names_a_bad_checkpoint_interval(tmp_path):
     table["checkpoint_every_s"] = 2
     study = parse_study("x", table, tmp_path / "x.toml")
     assert {spec.checkpoints()["every_sim_s"] for _, spec in study.runs("gem5")} == {2.0}
+
+
+def test_a_segmented_runs_cycles_come_from_its_ticks_not_gem5s_restored_cycle_count(tmp_path):
+    # After a checkpoint restore the atomic CPU's numCycles counts every tick since the
+    # simulation began again (a real 2 s block of a thrash run read 8e9 at 2 GHz)
+    core = "board.processor.cores.core."
+    (tmp_path / "stats.txt").write_text(
+        block(simSeconds=2, simTicks=2e12, **{"board.clk_domain.clock": 500,
+                                               core + "numCycles": 4e9,
+                                               core + "commitStats0.numInsts": 1e9})
+        + block(simSeconds=2, simTicks=2e12, **{"board.clk_domain.clock": 500,
+                                                 core + "numCycles": 8e9,
+                                                 core + "commitStats0.numInsts": 1e9}))
+    (tmp_path / PARTIAL_FILE).write_text(json.dumps({"partial_blocks": [0]}))
+    value = {r["metric"]: r["value"] for r in gem5_rows(tmp_path, ["a"])}
+    assert value["cycles"] == 8e9  # 4 s at 2 GHz
+    assert value["ipc"] == pytest.approx(0.25)

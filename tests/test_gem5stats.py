@@ -142,3 +142,41 @@ def test_the_tables_fast_reader_gives_exactly_the_full_parsers_values(tmp_path):
     cut.write_text(FS.read_text()[: len(FS.read_text()) * 2 // 3])
     with pytest.raises(StatsError, match="no End line"):
         select_values(cut, patterns)
+
+
+def test_cycles_are_the_blocks_ticks_over_the_clock_period_as_gem5_counts_them_unsegmented():
+    from analysis.table import gem5_rows
+    rows = gem5_rows(FS.parent, ["boot", "dd", "tail"])
+    cycles = {r["phase"]: r["value"] for r in rows if r["metric"] == "cycles"}
+    for phase, block in zip(["boot", "dd", "tail"], parse_stats(FS)):
+        gem5 = block_values(block)["board.processor.cores.core.numCycles"]
+        assert cycles[phase] == pytest.approx(gem5, rel=1e-3)  # to a block edge
+
+
+IDLE = FIXTURES / "fs-x86-disk-calib-idle" / "stats.txt"
+
+
+def test_idle_time_finds_the_sequential_read_that_waited_with_nothing_busy():
+    from analysis.table import gem5_rows
+    value = {(r["phase"], r["metric"]): r["value"]
+             for r in gem5_rows(IDLE.parent, ["random", "sequential", "random-write"])}
+    # random reads: the disk was busy nearly all the time (1.157 s, 1.137 s of commands)
+    assert value["random", "idle_s"] == 0.0
+    # the sequential read took 0.601 s; the CPU was busy 13 ms of it and the disk's
+    # 128 commands 121 ms (plus as much on the media): at least a third of a second idle
+    assert value["sequential", "cpu_busy_share"] == pytest.approx(0.021859, rel=1e-3)
+    assert value["sequential", "disk_service_ticks"] == pytest.approx(120.58e9, rel=1e-3)
+    assert 0.30 < value["sequential", "idle_s"] < 0.47
+    # the O_DSYNC writes are cached: their media time (seek, rotation) is what the
+    # flushes waited for, and counts as busy
+    assert value["random-write", "disk_media_ticks"] > 10 * value["random-write", "disk_service_ticks"]
+    assert 0.1 < value["random-write", "idle_s"] < 0.3
+
+
+def test_a_phase_cut_into_blocks_weighs_the_cpus_busy_share_by_time(tmp_path):
+    from analysis.table import join_blocks
+    joined = join_blocks([
+        {"simSeconds": 1.0, "x.notIdleFraction": 0.5, "board.clk_domain.clock": 500.0},
+        {"simSeconds": 3.0, "x.notIdleFraction": 0.1, "board.clk_domain.clock": 500.0}])
+    assert joined["x.notIdleFraction"] == pytest.approx((0.5 + 0.3) / 4)
+    assert joined["board.clk_domain.clock"] == 500.0
