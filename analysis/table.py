@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.gem5stats import StatsError, select_values
-from analysis.metrics import (BLOCK_WEIGHTS, CLOCK_PERIOD, GEM5, GUEST_MEMORY, IDLE, IPC,
-                              PHASE_SECONDS, RECLAIM_EFFICIENCY, TICKS_PER_SECOND, VMSTAT)
+from analysis.metrics import (BLOCK_WEIGHTS, CLOCK_PERIOD, GEM5, GUEST_MEMORY, IPC, PHASE_SECONDS,
+                              QUIET, RECLAIM_EFFICIENCY, TICKS_PER_SECOND, VMSTAT)
 from analysis.records import phase_vmstat_deltas, read_events, workload_metrics
 from reclaimstudy.errors import StudyError
 from reclaimstudy.gem5_stats import partial_blocks, phase_groups
@@ -100,9 +100,9 @@ def gem5_rows(run_dir: Path, phases: list[str]) -> list[dict]:
         if found.get("cycles") and "instructions" in found:
             rows.append(row(IPC, "gem5", phase, found["instructions"] / found["cycles"]))
         if "cpu_busy_share" in found and "disk_service_ticks" in found:
-            idle = found["sim_seconds"] * (1 - found["cpu_busy_share"]) - (
+            quiet = found["sim_seconds"] * (1 - found["cpu_busy_share"]) - (
                 found["disk_service_ticks"] + found.get("disk_media_ticks", 0.0)) / TICKS_PER_SECOND
-            rows.append(row(IDLE, "gem5", phase, max(0.0, idle)))
+            rows.append(row(QUIET, "gem5", phase, max(0.0, quiet)))
     return rows
 
 

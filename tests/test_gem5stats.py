@@ -153,24 +153,24 @@ def test_cycles_are_the_blocks_ticks_over_the_clock_period_as_gem5_counts_them_u
         assert cycles[phase] == pytest.approx(gem5, rel=1e-3)  # to a block edge
 
 
-IDLE = FIXTURES / "fs-x86-disk-calib-idle" / "stats.txt"
+QUIET = FIXTURES / "fs-x86-disk-calib-quiet" / "stats.txt"
 
 
-def test_idle_time_finds_the_sequential_read_that_waited_with_nothing_busy():
+def test_quiet_time_finds_the_sequential_read_that_waited_with_nothing_busy():
     from analysis.table import gem5_rows
     value = {(r["phase"], r["metric"]): r["value"]
-             for r in gem5_rows(IDLE.parent, ["random", "sequential", "random-write"])}
+             for r in gem5_rows(QUIET.parent, ["random", "sequential", "random-write"])}
     # random reads: the disk was busy nearly all the time (1.157 s, 1.137 s of commands)
-    assert value["random", "idle_s"] == 0.0
+    assert value["random", "quiet_s"] == 0.0
     # the sequential read took 0.601 s; the CPU was busy 13 ms of it and the disk's
     # 128 commands 121 ms (plus as much on the media): at least a third of a second idle
     assert value["sequential", "cpu_busy_share"] == pytest.approx(0.021859, rel=1e-3)
     assert value["sequential", "disk_service_ticks"] == pytest.approx(120.58e9, rel=1e-3)
-    assert 0.30 < value["sequential", "idle_s"] < 0.47
+    assert 0.30 < value["sequential", "quiet_s"] < 0.47
     # the O_DSYNC writes are cached: their media time (seek, rotation) is what the
     # flushes waited for, and counts as busy
     assert value["random-write", "disk_media_ticks"] > 10 * value["random-write", "disk_service_ticks"]
-    assert 0.1 < value["random-write", "idle_s"] < 0.3
+    assert 0.1 < value["random-write", "quiet_s"] < 0.3
 
 
 def test_a_phase_cut_into_blocks_weighs_the_cpus_busy_share_by_time(tmp_path):
