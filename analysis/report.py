@@ -198,6 +198,31 @@ def _vmmon(rows: pd.DataFrame, policies: list[str]) -> dict:
     return {"columns": [c.removeprefix("vmmon_") for c in columns], "rows": table}
 
 
+# Quiet time (analysis/metrics.py QUIET) above this share of a run's simulated time is
+# flagged: a workload's own sleeps stay far below it (at most 50 ms of perturbation delay,
+# hot-stream's pauses of a few hundred ms in seconds).
+QUIET_FLAG_SHARE = 0.10
+
+
+def _quiet(rows: pd.DataFrame, policies: list[str]) -> list[dict]:
+    """Per policy, the median over its runs of the simulated time with nothing busy,
+    of the simulated time, and of their ratio; gem5 runs only (empty otherwise)."""
+    per_run = rows[rows["metric"].isin(["quiet_s", "sim_seconds"]) & (rows["source"] == "gem5")]
+    if per_run.empty or "quiet_s" not in set(per_run["metric"]):
+        return []
+    sums = per_run.pivot_table(index=["policy", "run_id"], columns="metric", values="value",
+                               aggfunc="sum").dropna()
+    sums["share"] = sums["quiet_s"] / sums["sim_seconds"]
+    out = []
+    for policy in policies:
+        if policy in sums.index.get_level_values("policy"):
+            mine = sums.loc[policy]
+            out.append({"policy": policy, "runs": len(mine), "quiet_s": mine["quiet_s"].median(),
+                        "sim_s": mine["sim_seconds"].median(), "share": mine["share"].median(),
+                        "flagged": int((mine["share"] > QUIET_FLAG_SHARE).sum())})
+    return out
+
+
 def _runs_by_policy(rows: pd.DataFrame, policies: list[str]) -> list[dict]:
     """The run directories behind an experiment's numbers, per policy, in repetition
     order: each one's run.json names every input."""
@@ -350,6 +375,7 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
             "runs": _runs_by_policy(raw, policies),
             "vmmon": _vmmon(raw, policies),
             "regime": _regime(regimes, experiment, backend, system),
+            "quiet": _quiet(raw, policies),
         })
     seeds = reproduction(comparison, table)
     inputs = _inputs(kept)
@@ -374,6 +400,11 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
         "findings": [{"experiment": e["name"], "anchor": e["anchor"], "text": e["finding"]}
                      for e in experiments if e["finding"]],
         "caveats": caveats_for(seeds),
+        "quiet_flag": QUIET_FLAG_SHARE,
+        "quiet_flagged": [{"experiment": e["name"], "anchor": e["anchor"], "system": e["system"],
+                           "runs": sum(q["flagged"] for q in e["quiet"]),
+                           "of": sum(q["runs"] for q in e["quiet"])}
+                          for e in experiments if any(q["flagged"] for q in e["quiet"])],
         "idle_sweeps": sweeps,
         "inputs": inputs,
         "guests": _guests(inputs),

@@ -305,3 +305,51 @@ def test_rebuilds_of_one_simulator_share_an_entry_that_names_each_binary():
     entries = _inputs([run("a" * 64), run("b" * 64), run("a" * 64)])
     assert len(entries) == 1 and entries[0]["binaries"] == ["a" * 64, "b" * 64]
     assert len(_inputs([run("a" * 64), run("c" * 64, simulator="s2")])) == 2
+
+
+def _quiet_rows(policy, run, quiet, sim, source="gem5"):
+    return [{"policy": policy, "run_id": run, "source": source, "metric": "quiet_s",
+             "value": q, "phase": p} for p, q in zip("ab", quiet)] + [
+        {"policy": policy, "run_id": run, "source": source, "metric": "sim_seconds",
+         "value": s, "phase": p} for p, s in zip("ab", sim)]
+
+
+def test_quiet_time_is_summed_per_run_and_runs_over_a_tenth_are_flagged():
+    import pandas as pd
+    from analysis.report import _quiet
+    rows = pd.DataFrame(
+        _quiet_rows("baseline", "b0", [1.0, 8.0], [2.0, 8.0])      # 9 of 10 s
+        + _quiet_rows("baseline", "b1", [0.0, 0.5], [2.0, 8.0])    # 5%
+        + _quiet_rows("baseline", "b2", [3.0, 3.0], [5.0, 5.0])    # 60%
+        + _quiet_rows("mglru", "m0", [0.02, 0.0], [0.4, 0.4]))     # 2.5%
+    baseline, mglru = _quiet(rows, ["baseline", "mglru"])
+    assert baseline["runs"] == 3 and baseline["flagged"] == 2
+    assert baseline["quiet_s"] == 6.0 and baseline["sim_s"] == 10.0
+    assert baseline["share"] == pytest.approx(0.6)
+    assert mglru["flagged"] == 0 and mglru["share"] == pytest.approx(0.025)
+    # QEMU runs have no gem5 statistics: nothing to say
+    assert _quiet(pd.DataFrame(_quiet_rows("baseline", "q0", [1.0], [1.0], "workload")),
+                  ["baseline"]) == []
+
+
+def test_the_report_names_the_experiments_with_quiet_runs_at_its_top():
+    from types import SimpleNamespace
+    from jinja2 import Environment, FileSystemLoader
+    from analysis.report import TEMPLATES
+    env = Environment(loader=FileSystemLoader(TEMPLATES), trim_blocks=True, lstrip_blocks=True)
+    env.filters["num"] = lambda v: f"{v:.4g}"
+    env.filters["rel"] = str
+    quiet = [{"policy": "baseline", "runs": 5, "quiet_s": 9.0, "sim_s": 10.0, "share": 0.9,
+              "flagged": 5}]
+    markdown = env.get_template("report.md.j2").render(
+        study=SimpleNamespace(name="s", description="d", baseline="baseline"), exported=[],
+        backends=["gem5"], quiet_flag=0.1, totals={"runs": 5, "wall_h": 1.0, "cpu_runs": 0},
+        quiet_flagged=[{"experiment": "thrash", "anchor": "exp-thrash", "system": "ssd",
+                        "runs": 5, "of": 5}],
+        experiments=[{"name": "thrash", "system": "ssd", "backend": "gem5", "anchor": "exp-thrash",
+                      "quiet": quiet, "figures": [], "runs": [], "text": ""}])
+    top = markdown.split('<div id="seed-reproduction"></div>')[0]
+    assert "more than 10% of a\n> run's simulated time" in top
+    assert "> - [thrash on ssd](#exp-thrash): 5 of 5 runs" in top
+    assert ("**Quiet time** (simulated time with neither the CPU nor a disk busy, a lower "
+            "bound; median per run): baseline 9 s of 10 s (90%, **5 of 5 runs over 10%**).") in markdown
