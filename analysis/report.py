@@ -28,6 +28,7 @@ from analysis.table import current_runs, export, runs_table, study_runs  # noqa:
 from reclaimstudy import sweeplog  # noqa: E402
 from reclaimstudy.errors import StudyError  # noqa: E402
 from reclaimstudy.record import PublishedRun  # noqa: E402
+from reclaimstudy.workloads import get_workload  # noqa: E402
 
 TEMPLATES = Path(__file__).parent / "templates"
 # Workload metrics shown as bars (at most this many per experiment) and as timelines.
@@ -205,11 +206,15 @@ QUIET_FLAG_SHARE = 0.10
 
 
 def _quiet(rows: pd.DataFrame, policies: list[str]) -> list[dict]:
-    """Per policy, the median over its runs of the simulated time with nothing busy,
-    of the simulated time, and of their ratio; gem5 runs only (empty otherwise)."""
+    """Per policy, the median over its runs of the simulated time with nothing busy
+    outside the workload's pauses (phases that sleep by design), of the simulated time,
+    and of their ratio; gem5 runs only (empty otherwise)."""
     per_run = rows[rows["metric"].isin(["quiet_s", "sim_seconds"]) & (rows["source"] == "gem5")]
     if per_run.empty or "quiet_s" not in set(per_run["metric"]):
         return []
+    pauses = {(w, p) for w in set(per_run["workload"]) for p in get_workload(w).pauses}
+    paused = [(w, p) in pauses for w, p in zip(per_run["workload"], per_run["phase"])]
+    per_run = per_run[~((per_run["metric"] == "quiet_s") & pd.Series(paused, index=per_run.index))]
     sums = per_run.pivot_table(index=["policy", "run_id"], columns="metric", values="value",
                                aggfunc="sum").dropna()
     sums["share"] = sums["quiet_s"] / sums["sim_seconds"]

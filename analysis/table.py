@@ -86,24 +86,34 @@ def gem5_rows(run_dir: Path, phases: list[str]) -> list[dict]:
     partial = partial_blocks(run_dir)
     if partial:  # what joining its cut blocks weighs ratios by
         patterns += [re.escape(w.lstrip("^.")) for _, w in BLOCK_WEIGHTS]
-    blocks = select_values(stats, patterns)
-    blocks = [join_blocks([blocks[i] for i in group])
-              for group in phase_groups(len(blocks), partial)]
+    raw = select_values(stats, patterns)
+    groups = phase_groups(len(raw), partial)
+    blocks = [join_blocks([raw[i] for i in group]) for group in groups]
+    # per block, then summed: a block's lower bound is tighter than its phase's
+    quiet = [sum(quiet_seconds(phase_values(raw[i])) or 0.0 for i in group) for group in groups]
     if len(blocks) != len(phases):
         raise StudyError(f"{stats}: {len(blocks)} stats blocks for {len(phases)} phases "
                          f"({', '.join(phases)}); a run's stats.txt has one block per phase")
     rows = []
-    for phase, values in zip(phases, blocks):
+    for phase, values, phase_quiet in zip(phases, blocks, quiet):
         found = phase_values(values)
         rows += [row(spec, "gem5", phase, found[spec.name])
                  for spec, _, _ in GEM5_COMPILED if spec.name in found]
         if found.get("cycles") and "instructions" in found:
             rows.append(row(IPC, "gem5", phase, found["instructions"] / found["cycles"]))
-        if "cpu_busy_share" in found and "disk_service_ticks" in found:
-            quiet = found["sim_seconds"] * (1 - found["cpu_busy_share"]) - (
-                found["disk_service_ticks"] + found.get("disk_media_ticks", 0.0)) / TICKS_PER_SECOND
-            rows.append(row(QUIET, "gem5", phase, max(0.0, quiet)))
+        if quiet_seconds(found) is not None:
+            rows.append(row(QUIET, "gem5", phase, phase_quiet))
     return rows
+
+
+def quiet_seconds(found: dict[str, float]) -> float | None:
+    """QUIET of one stats block's metrics (None without the CPU's idle share or our disk
+    model's counters)."""
+    if "cpu_busy_share" not in found or "disk_service_ticks" not in found:
+        return None
+    quiet = found["sim_seconds"] * (1 - found["cpu_busy_share"]) - (
+        found["disk_service_ticks"] + found.get("disk_media_ticks", 0.0)) / TICKS_PER_SECOND
+    return max(0.0, quiet)
 
 
 def phase_values(values: dict[str, float]) -> dict[str, float]:

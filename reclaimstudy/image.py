@@ -114,11 +114,11 @@ def make_partitioned_disk(root: Path, swap: Path, out: Path) -> None:
 # workload's meta.toml is hashed without its [metrics] (declarations for analysis).
 HOST_ONLY_NAMES = {"parse.py", "meta.toml"}
 HOST_ONLY_SUFFIXES = {".md"}
-HOST_ONLY_META = {"metrics", "regime"}
+HOST_ONLY_META = {"metrics", "regime", "pauses"}
 
 
 def workloads_meta(root: Path = WORKLOADS) -> dict:
-    """Every workload's meta.toml as the image build reads it (no [metrics])."""
+    """Every workload's meta.toml as the image build reads it (no analysis keys)."""
     return {path.parent.name: {k: v for k, v in load(path).items() if k not in HOST_ONLY_META}
             for path in sorted(root.glob("*/meta.toml"))}
 

@@ -110,6 +110,9 @@ class Workload:
     generate: str | None = None  # host program run at image build: GENERATE OUT MEMORY_MIB
     metrics: tuple[MetricSpec, ...] = ()  # what parse.py reports, declared in [metrics]
     regime: Regime | None = None  # where its seed saw the effect ([regime])
+    # Phases that are a sleep by design: their quiet time (analysis QUIET) is the workload's
+    # own, and the report does not flag it
+    pauses: tuple = ()
 
     def metric(self, name: str) -> MetricSpec:
         """The declaration of a metric parse.py reports; an undeclared one is an error."""
@@ -185,7 +188,7 @@ def parse_workload(directory: Path) -> Workload:
     table = load(path)
     where = str(path)
     check_keys(where, table, {"description", "seed", "parameters", "data", "sources", "phases",
-                              "generate", "metrics", "regime"},
+                              "generate", "metrics", "regime", "pauses"},
                {"description", "phases", "metrics"})
     if "generate" in table and not (directory / table["generate"]).is_file():
         raise StudyError(f"{where}: generate = {table['generate']!r} is not a file in {directory}")
@@ -197,9 +200,14 @@ def parse_workload(directory: Path) -> Workload:
     metrics = tuple(parse_metric(name, spec, f"{where} [metrics.{name}]")
                     for name, spec in table["metrics"].items())
     regime = _regime(table["regime"], metrics, f"{where} [regime]") if "regime" in table else None
+    pauses = tuple(table.get("pauses", []))
+    unknown = [p for p in pauses if p not in table["phases"]]
+    if unknown:
+        raise StudyError(f"{where}: pauses names {', '.join(map(repr, unknown))}, not a phase; "
+                         f"phases: {', '.join(table['phases'])}")
     return Workload(directory.name, table["description"], table.get("seed"), directory,
                     parameters, data, tuple(table.get("sources", [])), tuple(table["phases"]),
-                    table.get("generate"), metrics, regime)
+                    table.get("generate"), metrics, regime, pauses)
 
 
 def workload_dirs(root: Path = WORKLOADS) -> list[Path]:

@@ -155,3 +155,15 @@ def test_a_segmented_runs_cycles_come_from_its_ticks_not_gem5s_restored_cycle_co
     value = {r["metric"]: r["value"] for r in gem5_rows(tmp_path, ["a"])}
     assert value["cycles"] == 8e9  # 4 s at 2 GHz
     assert value["ipc"] == pytest.approx(0.25)
+
+
+def test_quiet_time_is_bounded_per_block_so_overlap_in_one_does_not_hide_another(tmp_path):
+    # block 0: CPU and disk both busy the whole second; block 1: a second of nothing.
+    # Over the joined phase the overlap would cancel the quiet second out.
+    share = "board.processor.cores.core.exec_context.thread_0.notIdleFraction"
+    disk = "board.pc.south_bridge.ide.disks.timing.serviceTicks"
+    (tmp_path / "stats.txt").write_text(
+        block(simSeconds=1, **{share: 1.0, disk: 1e12}) + block(simSeconds=1, **{share: 0.0, disk: 0}))
+    (tmp_path / PARTIAL_FILE).write_text(json.dumps({"partial_blocks": [0]}))
+    value = {r["metric"]: r["value"] for r in gem5_rows(tmp_path, ["a"])}
+    assert value["cpu_busy_share"] == 0.5 and value["quiet_s"] == 1.0

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from analysis.records import workload_metrics
+from reclaimstudy.errors import StudyError
 from reclaimstudy import runs
 from reclaimstudy.qemu_backend import QemuBackend
 from reclaimstudy.console import parse_console
@@ -298,6 +299,8 @@ def test_image_key_follows_a_workloads_meta_but_not_its_metric_declarations(tmp_
     keys = (tree_sha256(tmp_path), workloads_meta(tmp_path))
     meta.write_text(meta.read_text().replace('better = "lower"', 'better = "higher"'))
     assert (tree_sha256(tmp_path), workloads_meta(tmp_path)) == keys
+    meta.write_text('pauses = ["a"]\n' + meta.read_text())  # for the report only
+    assert (tree_sha256(tmp_path), workloads_meta(tmp_path)) == keys
     meta.write_text(meta.read_text().replace('["a"]', '["a", "b"]'))
     assert workloads_meta(tmp_path) != keys[1]
 
@@ -349,3 +352,16 @@ def test_disk_calib_never_writes_a_swap_device_outside_a_guest(programs, data):
                     "--seq-mib=1", "--random-writes=0", "--seq-write-mib=1", "--swap-out-mib=0")
     assert result.returncode == 2
     assert "--seq-write-mib writes a swap device raw: only in a guest" in result.stderr
+
+
+def test_a_pause_must_be_one_of_the_workloads_phases(tmp_path):
+    from reclaimstudy.workloads import parse_workload
+    directory = tmp_path / "demo"
+    directory.mkdir()
+    (directory / "run").write_text("#!/bin/sh\n")
+    meta = 'description = "d"\nphases = ["a", "b"]\npauses = [%s]\n[metrics]\n'
+    (directory / "meta.toml").write_text(meta % '"b"')
+    assert parse_workload(directory).pauses == ("b",)
+    (directory / "meta.toml").write_text(meta % '"sleep"')
+    with pytest.raises(StudyError, match="pauses names 'sleep', not a phase; phases: a, b"):
+        parse_workload(directory)
