@@ -319,14 +319,14 @@ def test_quiet_time_is_summed_per_run_and_runs_over_a_tenth_are_flagged():
     from analysis.report import _quiet
     rows = pd.DataFrame(
         _quiet_rows("baseline", "b0", [1.0, 8.0], [2.0, 8.0])      # 9 of 10 s
-        + _quiet_rows("baseline", "b1", [0.0, 0.5], [2.0, 8.0])    # 5%
+        + _quiet_rows("baseline", "b1", [0.0, 0.05], [2.0, 8.0])   # 0.5%
         + _quiet_rows("baseline", "b2", [3.0, 3.0], [5.0, 5.0])    # 60%
-        + _quiet_rows("mglru", "m0", [0.02, 0.0], [0.4, 0.4]))     # 2.5%
+        + _quiet_rows("mglru", "m0", [0.002, 0.0], [0.4, 0.4]))    # 0.25%
     baseline, mglru = _quiet(rows, ["baseline", "mglru"])
     assert baseline["runs"] == 3 and baseline["flagged"] == 2
     assert baseline["quiet_s"] == 6.0 and baseline["sim_s"] == 10.0
     assert baseline["share"] == pytest.approx(0.6)
-    assert mglru["flagged"] == 0 and mglru["share"] == pytest.approx(0.025)
+    assert mglru["flagged"] == 0 and mglru["share"] == pytest.approx(0.0025)
     # hot-stream's begin and restore phases sleep by design: their quiet time is its own
     hot = pd.DataFrame(_quiet_rows("baseline", "h0", [0.1, 0.05, 0.2], [0.1, 1.0, 0.3],
                                    workload="hot-stream", phases=("begin", "stream", "restore")))
