@@ -44,7 +44,7 @@ GEM5 = [
     (MetricSpec("sim_seconds", "s", "time", "lower", "simulated seconds"), r"^simSeconds$", "sum"),
     (MetricSpec("instructions", "instructions", "count", "lower", "committed instructions"),
      r"\.core\.commitStats0\.numInsts$", "sum"),
-    # Cycles are the block's simulated ticks over the core clock's period (cycles_of):
+    # Cycles are the block's simulated ticks over the core clock's period (table.py):
     # gem5's own numCycles counts every tick since the simulation's start again after a
     # checkpoint restore, so in a segmented run it is far too large.
     (MetricSpec("cycles", "cycles", "count", "lower", "CPU clock cycles elapsed"),

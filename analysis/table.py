@@ -90,19 +90,19 @@ def gem5_rows(run_dir: Path, phases: list[str]) -> list[dict]:
     groups = phase_groups(len(raw), partial)
     blocks = [join_blocks([raw[i] for i in group]) for group in groups]
     # per block, then summed: a block's lower bound is tighter than its phase's
-    quiet = [sum(quiet_seconds(phase_values(raw[i])) or 0.0 for i in group) for group in groups]
+    quiet = [[quiet_seconds(gem5_metrics(raw[i])) for i in group] for group in groups]
     if len(blocks) != len(phases):
         raise StudyError(f"{stats}: {len(blocks)} stats blocks for {len(phases)} phases "
                          f"({', '.join(phases)}); a run's stats.txt has one block per phase")
     rows = []
-    for phase, values, phase_quiet in zip(phases, blocks, quiet):
-        found = phase_values(values)
+    for phase, values, block_quiet in zip(phases, blocks, quiet):
+        found = gem5_metrics(values)
         rows += [row(spec, "gem5", phase, found[spec.name])
                  for spec, _, _ in GEM5_COMPILED if spec.name in found]
         if found.get("cycles") and "instructions" in found:
             rows.append(row(IPC, "gem5", phase, found["instructions"] / found["cycles"]))
-        if quiet_seconds(found) is not None:
-            rows.append(row(QUIET, "gem5", phase, phase_quiet))
+        if None not in block_quiet:
+            rows.append(row(QUIET, "gem5", phase, sum(block_quiet)))
     return rows
 
 
@@ -116,8 +116,9 @@ def quiet_seconds(found: dict[str, float]) -> float | None:
     return max(0.0, quiet)
 
 
-def phase_values(values: dict[str, float]) -> dict[str, float]:
-    """The GEM5 metrics of one phase's (joined) stats values; cycles from simTicks."""
+def gem5_metrics(values: dict[str, float]) -> dict[str, float]:
+    """The GEM5 metrics of one stats block's (or a phase's joined) values; cycles from
+    simTicks over the clock period."""
     found = {}
     for spec, pattern, combine in GEM5_COMPILED:
         matches = [v for k, v in values.items() if pattern.search(k)]
