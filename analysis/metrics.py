@@ -2,6 +2,8 @@
 /proc/vmstat counters per phase and gem5's statistics per stats.txt block (each
 workload declares its own in its meta.toml [metrics])."""
 
+import re
+
 from reclaimstudy.metrics import MetricSpec
 
 
@@ -78,7 +80,8 @@ GEM5 = [
      r"\.timing\.(seekTicks|rotationTicks|transferTicks)$", "sum"),
 ]
 # The core clock's period in ticks, to turn simTicks into cycles.
-CLOCK_PERIOD = r"^board\.clk_domain\.clock$"
+CLOCK_KEY = "board.clk_domain.clock"
+CLOCK_PERIOD = f"^{re.escape(CLOCK_KEY)}$"
 # gem5's tick is a picosecond (simFreq 1e12) in every configuration we run.
 TICKS_PER_SECOND = 1e12
 # Time in which neither the CPU nor any disk can have been busy: the phase's simulated
@@ -100,5 +103,5 @@ BLOCK_WEIGHTS = [
     (r"\.dram\.avgMemAccLat$", ".dram.readBursts"),            # latency / reads
     (r"^.*bwTotal::total$", "simSeconds"),                      # bytes / seconds
     (r"^.*notIdleFraction$", "simSeconds"),                    # busy share of the time
-    (r"^board\.clk_domain\.clock$", "simSeconds"),             # a constant period
+    (CLOCK_PERIOD, "simSeconds"),                               # a constant period
 ]

@@ -24,11 +24,11 @@ from analysis.compare import compare, format_text, policy_order  # noqa: E402
 from analysis.idle_sweep import idle_sweep_figure, idle_sweeps  # noqa: E402
 from analysis.regimes import regime_checks  # noqa: E402
 from analysis.seeds import caveats_for, reproduction  # noqa: E402
-from analysis.table import current_runs, export, runs_table, study_runs  # noqa: E402
+from analysis.table import (current_runs, export, runs_table, study_runs,  # noqa: E402
+                            workload_declarations)
 from reclaimstudy import sweeplog  # noqa: E402
 from reclaimstudy.errors import StudyError  # noqa: E402
 from reclaimstudy.record import PublishedRun  # noqa: E402
-from reclaimstudy.workloads import get_workload  # noqa: E402
 
 TEMPLATES = Path(__file__).parent / "templates"
 # Workload metrics shown as bars (at most this many per experiment) and as timelines.
@@ -212,7 +212,7 @@ def _quiet(rows: pd.DataFrame, policies: list[str]) -> list[dict]:
     per_run = rows[rows["metric"].isin(["quiet_s", "sim_seconds"]) & (rows["source"] == "gem5")]
     if per_run.empty or "quiet_s" not in set(per_run["metric"]):
         return []
-    pauses = {(w, p) for w in set(per_run["workload"]) for p in get_workload(w).pauses}
+    pauses = {(w, p) for w in set(per_run["workload"]) for p in workload_declarations(w).pauses}
     paused = [(w, p) in pauses for w, p in zip(per_run["workload"], per_run["phase"])]
     per_run = per_run[~((per_run["metric"] == "quiet_s") & pd.Series(paused, index=per_run.index))]
     sums = per_run.pivot_table(index=["policy", "run_id"], columns="metric", values="value",

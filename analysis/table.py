@@ -15,8 +15,9 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.gem5stats import StatsError, select_values
-from analysis.metrics import (BLOCK_WEIGHTS, CLOCK_PERIOD, GEM5, GUEST_MEMORY, IPC, PHASE_SECONDS,
-                              QUIET, RECLAIM_EFFICIENCY, TICKS_PER_SECOND, VMSTAT)
+from analysis.metrics import (BLOCK_WEIGHTS, CLOCK_KEY, CLOCK_PERIOD, GEM5, GUEST_MEMORY, IPC,
+                              PHASE_SECONDS, QUIET, RECLAIM_EFFICIENCY, TICKS_PER_SECOND,
+                              VMSTAT)
 from analysis.records import phase_vmstat_deltas, read_events, workload_metrics
 from reclaimstudy.errors import StudyError
 from reclaimstudy.gem5_stats import partial_blocks, phase_groups
@@ -124,7 +125,7 @@ def gem5_metrics(values: dict[str, float]) -> dict[str, float]:
         matches = [v for k, v in values.items() if pattern.search(k)]
         if matches:
             found[spec.name] = sum(matches) if combine == "sum" else sum(matches) / len(matches)
-    period = values.get("board.clk_domain.clock")
+    period = values.get(CLOCK_KEY)
     if "cycles" in found:
         if period:
             found["cycles"] /= period
