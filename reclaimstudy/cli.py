@@ -46,7 +46,7 @@ def cmd_boot(args) -> int:
 
     system = get_system(args.system)
     gem5 = gem5_backend.find_gem5()
-    gem5_backend.require_disk_model(gem5, system)
+    gem5_backend.require_patches(gem5, system)
     checkpoint = gem5_backend.ensure_checkpoint(gem5, build_kernel(), build_image(system), system)
     print(checkpoint)
     return 0

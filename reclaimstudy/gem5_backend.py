@@ -94,13 +94,29 @@ class Gem5:
 
 
 
-def require_disk_model(gem5: Gem5, system: System) -> None:
-    """A profile with a request-level disk needs gem5-patches/ in the binary."""
+# What gem5-patches/ 0002 adds to the series' name (DiskTiming.RECLAIMSTUDY_SERIES).
+INTERRUPT_SHADOW = "sti-shadow-1"
+
+
+def series_parts(gem5: Gem5) -> set[str]:
+    """The features a binary's series names ("disk-timing-1 sti-shadow-1")."""
+    return set((gem5.series or "").split())
+
+
+def require_patches(gem5: Gem5, system: System) -> None:
+    """Every run needs 0002's interrupt shadow; a request-level disk needs 0001 too."""
     if system.disk.timing is not None and gem5.series is None:
         raise StudyError(
             f"system {system.name} models its disk per request ([disk.timing] model = "
             f"{system.disk.timing.model!r}), which needs gem5 built with gem5-patches/, but "
             f"GEM5={gem5.path} is a stock gem5: {UNPATCHED_HINT}")
+    if INTERRUPT_SHADOW not in series_parts(gem5):
+        built = f"built with series {gem5.series!r}" if gem5.series else "a stock gem5"
+        raise StudyError(
+            f"GEM5={gem5.path} is {built}, without gem5-patches/0002 ({INTERRUPT_SHADOW}): "
+            f"gem5 v24.0.0.1 takes an interrupt between STI and HLT, so the idle guest can "
+            f"halt with work queued and sleep until its next timer (hundreds of ms while "
+            f"a disk waits): {UNPATCHED_HINT}")
 
 
 def _build_info(path: Path) -> dict:
@@ -291,7 +307,7 @@ class Gem5Backend(Backend):
 
     def identity(self, spec) -> dict:
         gem5 = find_gem5()
-        require_disk_model(gem5, spec.system)
+        require_patches(gem5, spec.system)
         kernel, image = current_kernel_key(), image_key(image_inputs(spec.system))
         return {"kernel": kernel, "image": image, "gem5": gem5.simulator_key,
                 "checkpoint": _checkpoint_key(gem5.simulator_key, kernel, image, configured_hz(),
@@ -299,7 +315,7 @@ class Gem5Backend(Backend):
 
     def prepare(self, spec) -> Prepared:
         gem5 = find_gem5()
-        require_disk_model(gem5, spec.system)
+        require_patches(gem5, spec.system)
         kernel = build_kernel()
         image = build_image(spec.system)
         checkpoint = ensure_checkpoint(gem5, kernel, image, spec.system)

@@ -81,12 +81,25 @@ def test_a_finished_build_is_reused_without_building(tmp_path, monkeypatch):
 
 def test_a_modelled_disk_refuses_a_stock_gem5_saying_how_to_build_one():
     stock = gem5_backend.Gem5(Path("/opt/gem5.opt"), "24.0.0.1", "0" * 64, {}, None)
-    patched = gem5_backend.Gem5(Path("/opt/gem5.opt"), "24.0.0.1", "0" * 64, {}, "disk-timing-1")
+    patched = gem5_backend.Gem5(Path("/opt/gem5.opt"), "24.0.0.1", "0" * 64, {},
+                                "disk-timing-1 sti-shadow-1")
     with pytest.raises(StudyError, match=r"desktop-hdd-128 models its disk per request .* "
                                          r"stock gem5: build one with `./study gem5 --source DIR`"):
-        gem5_backend.require_disk_model(stock, get_system("desktop-hdd-128"))
-    gem5_backend.require_disk_model(patched, get_system("desktop-hdd-128"))
-    gem5_backend.require_disk_model(stock, get_system("ci-tiny"))  # gem5's own delay
+        gem5_backend.require_patches(stock, get_system("desktop-hdd-128"))
+    gem5_backend.require_patches(patched, get_system("desktop-hdd-128"))
+
+
+def test_every_run_refuses_a_gem5_without_the_interrupt_shadow():
+    """Even on gem5's own disk delay: the lost wakeup is the CPU's, not the disk's."""
+    stock = gem5_backend.Gem5(Path("/opt/gem5.opt"), "24.0.0.1", "0" * 64, {}, None)
+    disk_only = gem5_backend.Gem5(Path("/opt/gem5.fast"), "24.0.0.1", "0" * 64, {},
+                                  "disk-timing-1")
+    with pytest.raises(StudyError, match=r"/opt/gem5.opt is a stock gem5, without "
+                                         r"gem5-patches/0002 \(sti-shadow-1\).*STI and HLT"):
+        gem5_backend.require_patches(stock, get_system("ci-tiny"))
+    with pytest.raises(StudyError, match=r"built with series 'disk-timing-1', without .*"
+                                         r"./study gem5 --source DIR"):
+        gem5_backend.require_patches(disk_only, get_system("desktop-hdd-128"))
 
 
 @needs_source
@@ -95,12 +108,14 @@ def test_the_series_applies_to_the_given_gem5_checkout(tmp_path):
     series = gem5_build.read_series()
     assert gem5_build.source_version(source) == series.version
     tree = tmp_path / "tree"
-    for patch in series.patches:  # only the files the series touches
+    # Only the files the series touches (and gem5 has: a later patch may edit a new one).
+    for patch in series.patches:
         for line in patch.read_text().splitlines():
-            if line.startswith("--- a/"):
+            if line.startswith("--- a/") and (source / line[6:]).is_file():
                 target = tree / line[6:]
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(source / line[6:], target)
     gem5_build.apply_series(tree, series)
     assert "HddTiming" in (tree / "src/dev/storage/DiskTiming.py").read_text()
     assert "descriptorDelay" in (tree / "src/dev/storage/ide_disk.cc").read_text()
+    assert "beginInterruptShadow" in (tree / "src/arch/x86/isa.cc").read_text()
