@@ -72,3 +72,15 @@ def test_a_write_back_cache_takes_writes_at_the_link_rate_until_it_is_full():
     big = 4 << 30
     assert disk_model.writes_s(cached, 0, big) == pytest.approx(big / 143e6, rel=0.02)
     assert disk_model.writes_s(cached, 0, big) > disk_model.writes_s(cached, 0, big // 2) * 1.9
+
+
+def test_an_overlapped_phase_is_judged_against_its_range():
+    """Swap-out on the hard disk (2026-11-26): the device 3.62 ms/MiB, reclaim's own path
+    1.57; measured 4.31 lies between all-overlapped (3.62) and none (5.19)."""
+    from analysis.disk_calibration import range_error
+    assert range_error(4.31e-3, 3.62e-3, 5.19e-3) == 0
+    assert range_error(6.0e-3, 3.62e-3, 5.19e-3) == pytest.approx(6.0 / 5.19 - 1)
+    assert range_error(3.0e-3, 3.62e-3, 5.19e-3) == pytest.approx(3.0 / 3.62 - 1)
+    # a point prediction is a range of one value; a rate's bounds may come reversed
+    assert range_error(110.0, 100.0, 100.0) == pytest.approx(0.1)
+    assert range_error(90.0, 120.0, 80.0) == 0
