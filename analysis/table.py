@@ -179,11 +179,11 @@ def study_runs(study_path: Path, study: str | None = None) -> list[PublishedRun]
 
 def current_runs(found: list[PublishedRun], points: set[str] | None = None
                  ) -> tuple[list[PublishedRun], int, int]:
-    """Runs of the newest kernel/image/simulator/checkpoint (and record schema) per
-    backend and system, among those the study still asks for (`points`, see
-    Study.points; all when None); and how many were set aside as superseded (older
-    artefacts or schema: not repetitions of the newer) and as outdated (other
-    parameters, policy or system than the study file now names)."""
+    """Runs of the newest kernel and simulator per backend, and of the newest image and
+    checkpoint (and record schema) per backend and system, among those the study still
+    asks for (`points`, see Study.points; all when None); and how many were set aside as
+    superseded (older artefacts or schema: not repetitions of the newer) and as outdated
+    (other parameters, policy or system than the study file now names)."""
     current = [run for run in found if run.current_schema]
     older_schema = len(found) - len(current)
     if points is not None:
@@ -191,14 +191,34 @@ def current_runs(found: list[PublishedRun], points: set[str] | None = None
         outdated, current = len(current) - len(wanted), wanted
     else:
         outdated = 0
-    newest = {}
+    # The kernel and the simulator are the same for every system: once a newer one has
+    # run anywhere, the older one's runs are superseded everywhere (a fixed simulator
+    # fault must not linger in the systems not yet run again).
+    generation = {}
     for run in current:
+        stamp = (run.record["started_at"], _shared_artefacts(run))
+        generation[run.record["backend"]] = max(generation.get(run.record["backend"], stamp),
+                                                stamp)
+    current_gen = [run for run in current
+                   if _shared_artefacts(run) == generation[run.record["backend"]][1]]
+    newest = {}
+    for run in current_gen:
         where = (run.record["backend"], run.record["system_name"])
         stamp = (run.record["started_at"], run.artefacts_key)
         newest[where] = max(newest.get(where, stamp), stamp)
-    kept = [run for run in current
+    kept = [run for run in current_gen
             if run.artefacts_key == newest[(run.record["backend"], run.record["system_name"])][1]]
     return kept, older_schema + len(current) - len(kept), outdated
+
+
+# Artefacts made for each system (its memory size and disks); the rest are shared.
+PER_SYSTEM_ARTEFACTS = {"image", "checkpoint"}
+
+
+def _shared_artefacts(run: PublishedRun) -> str:
+    artefacts = run.identity["artefacts"]
+    return json.dumps({k: v for k, v in artefacts.items() if k not in PER_SYSTEM_ARTEFACTS},
+                      sort_keys=True)
 
 
 def build_table(study_path: Path, study: str | None = None,

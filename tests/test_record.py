@@ -66,6 +66,27 @@ def test_a_new_generation_of_inputs_supersedes_the_old_one_never_pools_with_it(t
     assert sorted(read_seconds_n(tmp_path).values()) == [2, 2]
 
 
+@pytest.mark.parametrize("what, shared", [("gem5 binary", True), ("kernel", True),
+                                          ("image", False), ("boot checkpoint", False)])
+def test_a_new_simulator_or_kernel_on_one_system_supersedes_the_old_on_every_system(
+        tmp_path, what, shared):
+    """A fixed gem5 fault must not linger in the systems not yet run again; an image or
+    checkpoint is made per system, so a new one on one system leaves the others."""
+    path, value = NEW_GENERATION[what]
+    other = [make_record(backend="gem5", policy=p, system="desktop-hdd", repetition=0)
+             for p in ("baseline", "mglru")]
+    for run in two_policies_two_repetitions() + other:
+        write_run(tmp_path, run)
+    newer = [changed(run, path, value) | {"started_at": "2026-11-24T10:00:00+0000"}
+             for run in two_policies_two_repetitions()]
+    for run in newer:
+        write_run(tmp_path, run)
+    table = build_table(tmp_path, "smoke")
+    kept = {r["run_id"] for r in newer} | (set() if shared else {r["run_id"] for r in other})
+    assert set(table["run_id"]) == kept
+    assert table.attrs["superseded"] == 4 + (2 if shared else 0)
+
+
 def test_runs_of_an_older_record_schema_are_set_aside(tmp_path):
     runs = two_policies_two_repetitions()
     for run in runs:
