@@ -110,19 +110,24 @@ def format_text(comparison: pd.DataFrame, baseline: str) -> str:
     for (experiment, _, backend, system), block in comparison.groupby(
             ["experiment", "setup", "backend", "system"], sort=False):
         policies = policy_order(block["policy"], baseline)
-        width = max(28, *(len(p) + 2 for p in policies))
-        lines.append(f"{experiment} on {system} [{backend}]   (mean ±sd (change vs {baseline}), "
-                     f"* = paired p < {ALPHA}, better or worse)")
-        lines.append(f"{'':40}" + "".join(f"{p:>{width}}" for p in policies))
+        body = []  # a section's name, or a metric's label and its cells
         for section in SECTIONS:
             part = block[block["source"] == section]
             if part.empty:
                 continue
-            lines.append(section)
+            body.append((section, None))
             for (phase, metric, unit), rows in part.groupby(["phase", "metric", "unit"], sort=False):
                 label = f"  {metric}" + (f" [{phase}]" if phase else "") + (f" ({unit})" if unit else "")
-                cells = {r["policy"]: r for _, r in rows.iterrows()}
-                lines.append(f"{label[:40]:40}" + "".join(
-                    f"{_cell(cells.get(p), p == baseline):>{width}}" for p in policies))
+                by_policy = {r["policy"]: r for _, r in rows.iterrows()}
+                body.append((label, [_cell(by_policy.get(p), p == baseline) for p in policies]))
+        # wide enough for the widest cell, so columns never run together
+        width = 2 + max(26, *(len(p) for p in policies),
+                        *(len(c) for _, cells in body if cells for c in cells))
+        lines.append(f"{experiment} on {system} [{backend}]   (mean ±sd (change vs {baseline}), "
+                     f"* = paired p < {ALPHA}, better or worse)")
+        lines.append(f"{'':40}" + "".join(f"{p:>{width}}" for p in policies))
+        for label, cells in body:
+            lines.append(label if cells is None else
+                         f"{label[:40]:40}" + "".join(f"{c:>{width}}" for c in cells))
         lines.append("")
     return "\n".join(lines)

@@ -248,3 +248,14 @@ def test_only_refuses_a_pattern_that_names_no_run():
                                          r"study seeds-gem5; runs are named experiment/policy/"
                                          r"system/rN, e\.g\. ebizzy/baseline/desktop-hdd-96/r0"):
         load_study("seeds-gem5").select(["desktop/baseline/*/r9"])
+
+
+def test_wide_cells_never_run_into_the_next_column():
+    """Seen in seeds-gem5: '1.499e+04 ±1.7e+031568 ±1.4e+02' for two policies' cells."""
+    table = _table({"base": [14990.0, 13290.0, 16690.0], "fast": [1568.0, 1430.0, 1710.0],
+                    "slow": [1.5e9, 1.7e9, 1.6e9]})
+    line = next(l for l in format_text(compare(table, "base"), "base").splitlines()
+                if l.startswith("  total_s"))
+    cells = [c for c in line[40:].split("  ") if c.strip()]
+    assert len(cells) == 3, line
+    assert cells[0].strip().startswith("1.499e+04 ±") and cells[1].strip().startswith("1569 ±")
