@@ -194,21 +194,20 @@ def current_runs(found: list[PublishedRun], points: set[str] | None = None
     # The kernel and the simulator are the same for every system: once a newer one has
     # run anywhere, the older one's runs are superseded everywhere (a fixed simulator
     # fault must not linger in the systems not yet run again).
-    generation = {}
-    for run in current:
-        stamp = (run.record["started_at"], _shared_artefacts(run))
-        generation[run.record["backend"]] = max(generation.get(run.record["backend"], stamp),
-                                                stamp)
-    current_gen = [run for run in current
-                   if _shared_artefacts(run) == generation[run.record["backend"]][1]]
-    newest = {}
-    for run in current_gen:
-        where = (run.record["backend"], run.record["system_name"])
-        stamp = (run.record["started_at"], run.artefacts_key)
-        newest[where] = max(newest.get(where, stamp), stamp)
-    kept = [run for run in current_gen
-            if run.artefacts_key == newest[(run.record["backend"], run.record["system_name"])][1]]
+    current_gen = _of_newest(current, lambda run: run.record["backend"], _shared_artefacts)
+    kept = _of_newest(current_gen,
+                      lambda run: (run.record["backend"], run.record["system_name"]),
+                      lambda run: run.artefacts_key)
     return kept, older_schema + len(current) - len(kept), outdated
+
+
+def _of_newest(runs: list[PublishedRun], where, what) -> list[PublishedRun]:
+    """The runs whose `what` is that of the most recently started run of their `where`."""
+    newest = {}
+    for run in runs:
+        stamp = (run.record["started_at"], what(run))
+        newest[where(run)] = max(newest.get(where(run), stamp), stamp)
+    return [run for run in runs if what(run) == newest[where(run)][1]]
 
 
 # Artefacts made for each system (its memory size and disks); the rest are shared.

@@ -98,11 +98,6 @@ class Gem5:
 INTERRUPT_SHADOW = "sti-shadow-1"
 
 
-def series_parts(gem5: Gem5) -> set[str]:
-    """The features a binary's series names ("disk-timing-1 sti-shadow-1")."""
-    return set((gem5.series or "").split())
-
-
 def require_patches(gem5: Gem5, system: System) -> None:
     """Every run needs 0002's interrupt shadow; a request-level disk needs 0001 too."""
     if system.disk.timing is not None and gem5.series is None:
@@ -110,7 +105,7 @@ def require_patches(gem5: Gem5, system: System) -> None:
             f"system {system.name} models its disk per request ([disk.timing] model = "
             f"{system.disk.timing.model!r}), which needs gem5 built with gem5-patches/, but "
             f"GEM5={gem5.path} is a stock gem5: {UNPATCHED_HINT}")
-    if INTERRUPT_SHADOW not in series_parts(gem5):
+    if INTERRUPT_SHADOW not in (gem5.series or "").split():  # "disk-timing-1 sti-shadow-1"
         built = f"built with series {gem5.series!r}" if gem5.series else "a stock gem5"
         raise StudyError(
             f"GEM5={gem5.path} is {built}, without gem5-patches/0002 ({INTERRUPT_SHADOW}): "

@@ -79,10 +79,13 @@ def test_a_finished_build_is_reused_without_building(tmp_path, monkeypatch):
     assert build.binary == work / "source" / "build" / "X86" / "gem5.opt"
 
 
+def built(series: str | None, path: str = "/opt/gem5.opt") -> gem5_backend.Gem5:
+    """A gem5 binary as find_gem5 reports it, built with `series` (None: stock)."""
+    return gem5_backend.Gem5(Path(path), "24.0.0.1", "0" * 64, {}, series)
+
+
 def test_a_modelled_disk_refuses_a_stock_gem5_saying_how_to_build_one():
-    stock = gem5_backend.Gem5(Path("/opt/gem5.opt"), "24.0.0.1", "0" * 64, {}, None)
-    patched = gem5_backend.Gem5(Path("/opt/gem5.opt"), "24.0.0.1", "0" * 64, {},
-                                "disk-timing-1 sti-shadow-1")
+    stock, patched = built(None), built("disk-timing-1 sti-shadow-1")
     with pytest.raises(StudyError, match=r"desktop-hdd-128 models its disk per request .* "
                                          r"stock gem5: build one with `./study gem5 --source DIR`"):
         gem5_backend.require_patches(stock, get_system("desktop-hdd-128"))
@@ -91,9 +94,7 @@ def test_a_modelled_disk_refuses_a_stock_gem5_saying_how_to_build_one():
 
 def test_every_run_refuses_a_gem5_without_the_interrupt_shadow():
     """Even on gem5's own disk delay: the lost wakeup is the CPU's, not the disk's."""
-    stock = gem5_backend.Gem5(Path("/opt/gem5.opt"), "24.0.0.1", "0" * 64, {}, None)
-    disk_only = gem5_backend.Gem5(Path("/opt/gem5.fast"), "24.0.0.1", "0" * 64, {},
-                                  "disk-timing-1")
+    stock, disk_only = built(None), built("disk-timing-1", "/opt/gem5.fast")
     with pytest.raises(StudyError, match=r"/opt/gem5.opt is a stock gem5, without "
                                          r"gem5-patches/0002 \(sti-shadow-1\).*STI and HLT"):
         gem5_backend.require_patches(stock, get_system("ci-tiny"))

@@ -23,8 +23,7 @@ def _patched_gem5_reason() -> str | None:
     if not os.environ.get("GEM5"):
         return "GEM5 is not set: these tests need gem5 built with gem5-patches/ (./study gem5)"
     try:
-        if gem5_backend.INTERRUPT_SHADOW not in gem5_backend.series_parts(gem5_backend.find_gem5()):
-            return "GEM5 lacks gem5-patches/: these tests need all of it (./study gem5 --source)"
+        gem5_backend.require_patches(gem5_backend.find_gem5(), get_system("desktop-hdd-128"))
     except StudyError as error:
         return str(error)
     return None
