@@ -44,7 +44,7 @@ def regime_checks(table: pd.DataFrame, runs: list[PublishedRun]) -> pd.DataFrame
     for (run_id, workload), rows in ok.groupby(["run_id", "workload"], sort=False):
         regime = get_workload(workload).regime
         first = rows.iloc[0]
-        if regime is None or (regime.policy and first["policy"] != regime.policy):
+        if regime is None or not regime.applies_to(first["policy"]):
             continue
         value = run_value(rows, regime.metric)
         required = regime.required(memory[run_id])
@@ -56,5 +56,5 @@ def regime_checks(table: pd.DataFrame, runs: list[PublishedRun]) -> pd.DataFrame
                     "multiple": multiple, "at_least": regime.threshold,
                     "per_memory": regime.per_memory,
                     "in_regime": value is not None and value >= required, "why": regime.why,
-                    "regime_policy": regime.policy})
+                    "regime_policy": " and ".join(regime.policies) or None})
     return pd.DataFrame(out, columns=COLUMNS)

@@ -12,6 +12,7 @@ from pathlib import Path
 from reclaimstudy.errors import StudyError
 from reclaimstudy.metrics import MetricSpec, parse_metric
 from reclaimstudy.paths import WORKLOADS
+from reclaimstudy.policies import load_policies
 from reclaimstudy.tomlfile import check_keys, load
 
 GUEST_DATA = "/usr/share/reclaim/data"
@@ -67,14 +68,18 @@ REGIME_UNITS = ("pages", "MiB")
 class Regime:
     """Where a seed saw its effect, as one of the workload's metrics: it must reach
     `at_least_memory` times the guest's memory (in `unit`), or, for a metric that is not
-    a size, the plain number `at_least`; in the runs of `policy` (every policy when None).
-    The report prints it for every run."""
+    a size, the plain number `at_least`; in the runs of `policies` (every policy when
+    empty: several, when experiments name the seed's "before" differently). The report
+    prints it for every run."""
     metric: str
     unit: str | None
     at_least_memory: float | None
-    policy: str | None
+    policies: tuple[str, ...]
     why: str
     at_least: float | None = None
+
+    def applies_to(self, policy: str) -> bool:
+        return not self.policies or policy in self.policies
 
     @property
     def per_memory(self) -> bool:
@@ -173,14 +178,29 @@ def _regime(table: dict, metrics: tuple[MetricSpec, ...], where: str) -> Regime:
         if "unit" in table:
             raise StudyError(f"{where}: unit = {table['unit']!r} goes with at_least_memory; "
                              f"at_least is in the metric's own unit")
-        return Regime(table["metric"], None, None, table.get("policy"), table["why"],
+        return Regime(table["metric"], None, None, _regime_policies(where, table), table["why"],
                       _positive(where, "at_least", table["at_least"]))
     if table.get("unit") not in REGIME_UNITS:
         raise StudyError(f"{where}: unit = {table.get('unit')!r}; allowed: "
                          f"{', '.join(REGIME_UNITS)}")
     return Regime(table["metric"], table["unit"],
                   _positive(where, "at_least_memory", table["at_least_memory"]),
-                  table.get("policy"), table["why"])
+                  _regime_policies(where, table), table["why"])
+
+
+def _regime_policies(where: str, table: dict) -> tuple[str, ...]:
+    """[regime]'s policy: one name or a list of them, each in configs/policies.toml."""
+    named = table.get("policy", [])
+    names = [named] if isinstance(named, str) else named
+    known = load_policies()
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise StudyError(f"{where}: policy = {named!r}; allowed: a policy's name or a list "
+                         f"of names")
+    for name in names:
+        if name not in known:
+            raise StudyError(f"{where}: policy {name!r} is not a policy; allowed: "
+                             f"{', '.join(known)}")
+    return tuple(names)
 
 
 def parse_workload(directory: Path) -> Workload:

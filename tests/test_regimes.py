@@ -41,6 +41,20 @@ def make_grep_run(study_dir, policy, repetition, make_s, grep_s):
     return record["run_id"]
 
 
+def thrash_run(study_dir, policy, repetition, refaults, experiment="thrash"):
+    """A thrash run whose rounds (of a 10 MiB file: 2,560 pages) refault `refaults` pages
+    each."""
+    workload = get_workload("thrash")
+    record = make_record(study="regimes", workload="thrash", policy=policy,
+                         system="desktop-ssd-96", repetition=repetition,
+                         experiment=experiment, arguments=workload.arguments({}))
+    rounds = [{"event": "record", "kind": "round", "round": i, "seconds": 0.1, "file_mib": 10,
+               "d_refault_file": r, "d_pgmajfault": r, "d_pswpout": 0}
+              for i, r in enumerate(refaults)]
+    write_run(study_dir, record, events=[{"event": "phase", "name": "access"}, *rounds])
+    return record["run_id"]
+
+
 def checks(study_dir):
     kept, _, _ = current_runs(study_runs(study_dir, "regimes"))
     return regime_checks(runs_table(kept), kept).set_index("run_id")
@@ -73,6 +87,34 @@ def test_a_make_that_runs_on_alone_after_the_scan_is_out_of_seed_003s_regime(tmp
     # A plain threshold: the same on any guest, and not a multiple of its memory.
     assert rows.loc[alone, "required"] == 0.8 and not rows.loc[alone, "per_memory"]
     assert rows.loc[alone, "multiple"] == rows.loc[alone, "value"]
+
+
+def test_seed_001s_file_must_thrash_without_its_change_in_either_experiment(tmp_path):
+    study = tmp_path / "regimes"
+    # Late rounds are the second half: rounds 2 and 3 here.
+    thrashing = thrash_run(study, "old-refault-distance-scan-anon-off", 0,
+                           [100, 2560, 2560, 1280], experiment="thrash-control")
+    cached = thrash_run(study, "refault-scan-anon-off", 0, [100, 2560, 0, 0])
+    thrash_run(study, "baseline", 0, [100, 0, 0, 0])  # the seed's "after": not checked
+    rows = checks(study)
+    assert set(rows.index) == {thrashing, cached}
+    assert rows.loc[thrashing, "value"] == 0.75 and rows.loc[thrashing, "in_regime"]
+    assert rows.loc[cached, "value"] == 0 and not rows.loc[cached, "in_regime"]
+    assert rows.loc[cached, "regime_policy"] == (
+        "refault-scan-anon-off and old-refault-distance-scan-anon-off")
+
+
+def test_a_regime_names_policies_that_exist(tmp_path):
+    source = get_workload("thrash").directory
+    for bad, message in (('policy = ["baseline", "nope"]', r"policy 'nope' is not a policy; "
+                                                           r"allowed: .*baseline"),
+                         ("policy = 3", r"policy = 3; allowed: a policy's name or a list")):
+        directory = tmp_path / str(len(bad)) / "thrash"
+        shutil.copytree(source, directory)
+        meta = (directory / "meta.toml").read_text()
+        (directory / "meta.toml").write_text(re.sub(r"^policy = .*$", bad, meta, flags=re.M))
+        with pytest.raises(StudyError, match=message):
+            parse_workload(directory)
 
 
 def test_a_regime_must_name_a_declared_metric_a_unit_and_a_positive_multiple(tmp_path):
@@ -111,12 +153,14 @@ def test_a_plain_regime_threshold_excludes_a_multiple_of_memory_and_its_unit(tmp
 
 
 def test_regimes_are_declared_where_the_seeds_set_one():
-    assert get_workload("desktop-launch").regime.policy == "baseline"
+    assert get_workload("desktop-launch").regime.policies == ("baseline",)
     assert get_workload("hot-stream").regime.required(128) == 1280.0  # MiB streamed
     assert get_workload("mmap-seq").regime.required(128) == 128.0
     assert get_workload("desktop-launch").regime.required(128) == 3 * 128 * 256  # pages
     assert get_workload("make-grep").regime.required(64) == 0.8  # a fraction, on any guest
-    assert get_workload("make-grep").regime.policy is None
+    assert get_workload("make-grep").regime.policies == ()
+    assert get_workload("thrash").regime.policies == (  # seed 001's "before", both ways
+        "refault-scan-anon-off", "old-refault-distance-scan-anon-off")
 
 
 def test_the_report_prints_each_runs_regime_and_marks_an_experiment_out_of_it(tmp_path):

@@ -4,6 +4,8 @@ from statistics import mean
 
 from analysis.records import Metric, with_phases
 
+PAGES_PER_MIB = 256
+
 
 def metrics(events):
     records = with_phases(events)
@@ -20,6 +22,9 @@ def metrics(events):
             Metric("first_round_s", rounds[0]["seconds"]),
             Metric("last_round_s", rounds[-1]["seconds"]),
             Metric("late_rounds_mean_s", mean(r["seconds"] for r in late)),
+            # Seed 001's regime: without its change every round read the file from disk.
+            Metric("late_rounds_refault_share",
+                   mean(r["d_refault_file"] / (r["file_mib"] * PAGES_PER_MIB) for r in late)),
             Metric("access_s", sum(r["seconds"] for r in rounds)),
             Metric("access_pswpout", sum(r["d_pswpout"] for r in rounds)),
             Metric("access_refault_file", sum(r["d_refault_file"] for r in rounds)),
