@@ -64,6 +64,13 @@ def _bar_plot(part: pd.DataFrame, policies: list[str], title: str, path: Path) -
     return _finish(fig, title, path)
 
 
+def spans_decades(values, decades: int = 2) -> bool:
+    """Whether positive values span at least `decades` powers of ten, so a linear axis would
+    flatten the small ones (thrash's settled rounds, ms, under its first, hundreds of ms)."""
+    values = [v for v in values if pd.notna(v)]
+    return bool(values) and min(values) > 0 and max(values) >= min(values) * 10 ** decades
+
+
 def _timeline_plot(rows: pd.DataFrame, policies: list[str], title: str, path: Path) -> Path | None:
     indexed = rows[rows["index"].notna() & rows["metric"].isin(TIMELINES)]
     if indexed.empty:
@@ -72,11 +79,15 @@ def _timeline_plot(rows: pd.DataFrame, policies: list[str], title: str, path: Pa
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.2), squeeze=False)
     for ax, metric in zip(axes[0], metrics):
         data = indexed[indexed["metric"] == metric]
+        plotted = []
         for policy in policies:
             series = data[data["policy"] == policy].groupby("index")["value"].mean()
             if not series.empty:
                 ax.plot(series.index, series.values, marker="o", markersize=3, label=policy,
                         color=f"C{policies.index(policy)}")
+                plotted += list(series.values)
+        if spans_decades(plotted):
+            ax.set_yscale("log")
         ax.set_xlabel(TIMELINES[metric])
         ax.set_ylabel(f"{metric} ({data['unit'].iloc[0]})")
         ax.legend(fontsize=7)

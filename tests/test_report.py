@@ -357,3 +357,11 @@ def test_the_report_names_the_experiments_with_quiet_runs_at_its_top():
     assert "> - [thrash on ssd](#exp-thrash): 5 of 5 runs" in top
     assert ("**Quiet time** (simulated time with neither the CPU nor a disk busy, a lower "
             "bound; median per run): baseline 9 s of 10 s (90%, **5 of 5 runs over 10%**).") in markdown
+
+
+def test_a_timeline_spanning_decades_gets_a_log_axis_and_one_with_zeros_does_not():
+    from analysis.report import spans_decades
+    assert spans_decades([0.25, 0.06, 0.0008])  # thrash's rounds, settling
+    assert not spans_decades([0.25, 0.2, 0.18])  # every round from disk
+    assert not spans_decades([120.0, 0.0, 3.0])  # a count that reaches 0: no log axis
+    assert not spans_decades([float("nan"), 1.0]) and not spans_decades([])
