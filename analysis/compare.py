@@ -37,7 +37,10 @@ def summarize(values: list[float], rate: bool) -> tuple[float, float]:
 
 
 def verdict(change_pct: float, better: str) -> str:
-    """A significant change read by the metric's declared direction."""
+    """A significant change read by the metric's declared direction; a gauge (better
+    "none": a size, a share of time, a bandwidth) has none, so it is neither."""
+    if better == "none":
+        return ""
     return "better" if (change_pct < 0) == (better == "lower") else "worse"
 
 
@@ -98,7 +101,7 @@ def _cell(row, baseline_row: bool) -> str:
     if not baseline_row and row["change_pct"] == row["change_pct"]:
         value += f" ({row['change_pct']:+.1f}%)"
         if row["significant"]:
-            value += f"* {row['verdict']}"
+            value += f"* {row['verdict']}".rstrip()
     return value
 
 

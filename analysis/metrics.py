@@ -59,7 +59,9 @@ GEM5 = [
      r"l1d-cache-\d+\.overallMissRate::total$", "mean"),
     (MetricSpec("l2_miss_rate", "ratio", "ratio", "lower", "L2 miss rate"),
      r"l2-cache(-\d+)?\.overallMissRate::total$", "mean"),
-    (MetricSpec("dram_bw", "B/s", "rate", "lower", "DRAM bandwidth used"),
+    # Bytes over the phase's time: a policy that moves the same bytes more slowly "uses
+    # less", so it has no better side (a gauge; the counts above and below have one).
+    (MetricSpec("dram_bw", "B/s", "gauge", "none", "DRAM bandwidth used"),
      r"mem_ctrl\d*\.dram\.bwTotal::total$", "sum"),
     (MetricSpec("dram_latency", "ticks", "time", "lower", "mean DRAM access latency"),
      r"mem_ctrl\d*\.dram\.avgMemAccLat$", "mean"),

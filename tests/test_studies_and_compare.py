@@ -121,6 +121,10 @@ def test_significance_is_marked():
     assert result.loc["slow", "significant"]
     assert "(+100.2%)* worse" in format_text(compare(table, "base"), "base")
     assert result.loc["slow", "verdict"] == "worse"
+    # A gauge has no better side: the change is marked significant, not read.
+    gauge = table.assign(kind="gauge", better="none", unit="B/s", metric="dram_bw")
+    assert "(+100.2%)*\n" in format_text(compare(gauge, "base"), "base") + "\n"
+    assert compare(gauge, "base").set_index("policy").loc["slow", "verdict"] == ""
 
 
 def test_a_comparison_without_the_baseline_is_an_error():
