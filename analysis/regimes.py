@@ -35,14 +35,16 @@ def guest_memory_mib(table: pd.DataFrame, run: PublishedRun) -> float:
 
 def regime_checks(table: pd.DataFrame, runs: list[PublishedRun]) -> pd.DataFrame:
     """One row per run that has a regime to meet (its workload declares one, and the run's
-    policy is the one it names), with the value, what is required, and the verdict."""
-    regimes = {w for w in table["workload"].unique() if get_workload(w).regime}
+    policy is one it names, or it names none), with the value, what is required, and the
+    verdict."""
+    # One parse per workload (a workload's meta.toml, and the policies its regime names).
+    regimes = {w: get_workload(w).regime for w in table["workload"].unique()}
     memory = {run.record["run_id"]: guest_memory_mib(table, run) for run in runs
-              if run.record["workload_name"] in regimes}
+              if regimes.get(run.record["workload_name"])}
     out = []
     ok = table[(table["status"] == "ok") & (table["source"] == "workload")]
     for (run_id, workload), rows in ok.groupby(["run_id", "workload"], sort=False):
-        regime = get_workload(workload).regime
+        regime = regimes[workload]
         first = rows.iloc[0]
         if regime is None or not regime.applies_to(first["policy"]):
             continue

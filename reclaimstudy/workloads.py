@@ -62,6 +62,7 @@ class DataFile:
 
 
 REGIME_UNITS = ("pages", "MiB")
+PAGES_PER_MIB = 256  # 4 KiB pages
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class Regime:
         """The smallest value in regime on a guest of `memory_mib`."""
         if not self.per_memory:
             return self.at_least
-        per_mib = 256 if self.unit == "pages" else 1
+        per_mib = PAGES_PER_MIB if self.unit == "pages" else 1
         return self.at_least_memory * memory_mib * per_mib
 
     def scaled(self, value: float, memory_mib: float) -> float:

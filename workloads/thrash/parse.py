@@ -3,8 +3,7 @@
 from statistics import mean
 
 from analysis.records import Metric, with_phases
-
-PAGES_PER_MIB = 256
+from reclaimstudy.workloads import PAGES_PER_MIB
 
 
 def metrics(events):
