@@ -2,7 +2,9 @@
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from rich.text import Text
@@ -328,16 +330,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _stop_as_if_interrupted(signum, _frame):
+    # `kill`, a closed terminal or a batch system's end of job: stop like Ctrl-C, so the
+    # running simulators die with the sweep and its log says how it ended.
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    before = {}
+    if threading.current_thread() is threading.main_thread():
+        before = {signum: signal.signal(signum, _stop_as_if_interrupted)
+                  for signum in (signal.SIGTERM, signal.SIGHUP)}
     try:
         return args.func(args)
     except StudyError as error:
         console.print(Text.assemble(("error: ", "bold red"), str(error)), soft_wrap=True)
         return 2
-    except KeyboardInterrupt:
-        console.print("interrupted")
+    except KeyboardInterrupt as stop:
+        console.print(f"interrupted{f' ({stop})' if str(stop) else ''}")
         return 130
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
 
 
 if __name__ == "__main__":

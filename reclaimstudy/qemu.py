@@ -15,6 +15,7 @@ from reclaimstudy import hostdeps
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import cache_dir
 from reclaimstudy.progress import console
+from reclaimstudy.subprocesses import supervised
 
 QEMU = "qemu-system-x86_64"
 # The kernel prints this early; seeing it proves the accelerator runs the guest.
@@ -120,14 +121,14 @@ def run(boot: Boot, accel: str | None = None) -> BootResult:
     # (empty) beside its record. QEMU's file chardev truncates it on open.
     boot.console_log.write_bytes(b"")
     started = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     timed_out = False
-    try:
-        output, _ = proc.communicate(timeout=boot.timeout_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        output, _ = proc.communicate()
-        timed_out = True
+    with supervised(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as proc:
+        try:
+            output, _ = proc.communicate(timeout=boot.timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            output, _ = proc.communicate()
+            timed_out = True
     if output.strip():
         # QEMU's own messages (not the guest's), kept beside the console.
         boot.console_log.with_name("qemu.log").write_bytes(output)

@@ -9,11 +9,12 @@ runs are skipped, failed ones are redone, and half-written ones (left in the stu
 import os
 import shutil
 import time
+from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reclaimstudy import estimate, record, runs, sweeplog
+from reclaimstudy import estimate, record, runs, subprocesses, sweeplog
 from reclaimstudy.backends import get_backend
 from reclaimstudy.console import parse_console_file
 from reclaimstudy.errors import StudyError
@@ -111,6 +112,22 @@ def _eta(book: estimate.CostBook, pending: dict, run_started: dict, jobs: int) -
     return "?" if seconds is None else f"~{estimate.duration(seconds)}"
 
 
+@contextmanager
+def _stopped_together(pool: ThreadPoolExecutor):
+    """On Ctrl-C or SIGTERM (or a bug), drop the queued runs and kill the running
+    simulators, so the pool's exit does not wait for them (or start the rest)."""
+    subprocesses.allow_new()
+    try:
+        yield
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        killed = subprocesses.stop_all()
+        if killed:
+            console.print(f"sweep: stopping; killed {killed} running simulator(s), whose runs "
+                          "the next sweep redoes (gem5's from their last checkpoint)")
+        raise
+
+
 def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None = None,
               timeout_s: float | None = None,
               status_every_s: float = STATUS_EVERY_S) -> SweepResult:
@@ -156,7 +173,7 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
             run_started[identifier] = time.monotonic()
             return runs.execute(spec, backend, results, prepared[spec.system.name], timeout_s)
 
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
+        with ThreadPoolExecutor(max_workers=jobs) as pool, _stopped_together(pool):
             pending = {}
             for spec in todo:
                 identifier = runs.run_id(spec, prepared[spec.system.name].identity)

@@ -6,6 +6,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,37 @@ def test_failed_runs_keep_their_reason_fail_the_sweep_and_are_redone(tmp_path):
                      second.stderr), second.stderr
     [record] = [json.loads(t) for _, t in published(tmp_path / "tiny").values()]
     assert record["status"] == "ok"
+
+
+def _qemus_naming(text: str) -> list[int]:
+    """Running (not zombie) QEMU processes whose command line mentions `text`."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if "qemu-system" in argv[0] and any(text in arg for arg in argv) and state != "Z":
+            found.append(int(proc.name))
+    return found
+
+
+def test_a_terminated_sweep_kills_its_simulators_and_starts_no_more_runs(tmp_path):
+    study = tmp_path / "two.toml"
+    study.write_text('description = "two runs"\nbaseline = "baseline"\nsystems = ["ci-tiny"]\n'
+                     'repetitions = 2\n[[experiment]]\nname = "smoke"\nworkload = "smoke"\n'
+                     'policies = ["baseline"]\n')
+    proc = sweep(tmp_path, str(study), "-j", "1", background=True)
+    wait_while_running(proc, lambda: _qemus_naming(str(tmp_path)), "a running QEMU",
+                       timeout_s=600)
+    proc.send_signal(signal.SIGTERM)
+    output = proc.communicate(timeout=60)[0]
+    assert proc.returncode == 130, output
+    assert "killed 1 running simulator" in output and "interrupted (SIGTERM)" in output
+    time.sleep(0.5)
+    assert not _qemus_naming(str(tmp_path)), "a simulator outlived its sweep"
+    assert not published(tmp_path / "two"), "an interrupted run was published"
+    log = entries(tmp_path / "two" / LOG)
+    assert [e["event"] for e in log] == ["start", "end"]
+    assert log[1]["done"] == 0 and "SIGTERM" in log[1]["error"]
