@@ -94,24 +94,34 @@ class Gem5:
 
 
 
-# What gem5-patches/ 0002 adds to the series' name (DiskTiming.RECLAIMSTUDY_SERIES).
+# What gem5-patches/ 0002 and 0003 add to the series' name (DiskTiming.RECLAIMSTUDY_SERIES),
+# and why no run may go without them.
 INTERRUPT_SHADOW = "sti-shadow-1"
+PTE_FLAGS = "pte-ad-1"
+REQUIRED = {
+    INTERRUPT_SHADOW: ("0002", "gem5 v24.0.0.1 takes an interrupt between STI and HLT, so "
+                       "the idle guest can halt with work queued and sleep until its next "
+                       "timer (hundreds of ms while a disk waits)"),
+    PTE_FLAGS: ("0003", "gem5 v24.0.0.1 never sets the accessed flag in a leaf page-table "
+                "entry (nor the dirty flag), so once Linux has cleared it every mapped page "
+                "looks unreferenced to reclaim, however often it is used"),
+}
 
 
 def require_patches(gem5: Gem5, system: System) -> None:
-    """Every run needs 0002's interrupt shadow; a request-level disk needs 0001 too."""
+    """Every run needs 0002's interrupt shadow and 0003's page-table flags; a
+    request-level disk needs 0001 too."""
     if system.disk.timing is not None and gem5.series is None:
         raise StudyError(
             f"system {system.name} models its disk per request ([disk.timing] model = "
             f"{system.disk.timing.model!r}), which needs gem5 built with gem5-patches/, but "
             f"GEM5={gem5.path} is a stock gem5: {UNPATCHED_HINT}")
-    if INTERRUPT_SHADOW not in (gem5.series or "").split():  # "disk-timing-1 sti-shadow-1"
-        built = f"built with series {gem5.series!r}" if gem5.series else "a stock gem5"
-        raise StudyError(
-            f"GEM5={gem5.path} is {built}, without gem5-patches/0002 ({INTERRUPT_SHADOW}): "
-            f"gem5 v24.0.0.1 takes an interrupt between STI and HLT, so the idle guest can "
-            f"halt with work queued and sleep until its next timer (hundreds of ms while "
-            f"a disk waits): {UNPATCHED_HINT}")
+    have = (gem5.series or "").split()  # "disk-timing-1 sti-shadow-1 pte-ad-1"
+    for marker, (patch, why) in REQUIRED.items():
+        if marker not in have:
+            built = f"built with series {gem5.series!r}" if gem5.series else "a stock gem5"
+            raise StudyError(f"GEM5={gem5.path} is {built}, without gem5-patches/{patch} "
+                             f"({marker}): {why}: {UNPATCHED_HINT}")
 
 
 def _build_info(path: Path) -> dict:

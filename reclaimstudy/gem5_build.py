@@ -151,6 +151,25 @@ def copy_source(source: Path, files: list[Path], tree: Path) -> None:
         shutil.copy2(source / relative, target, follow_symlinks=False)
 
 
+def earlier_build(builds_dir: Path, inputs: dict) -> Path | None:
+    """A finished build in the cache of the same source, variant and recipe (so only
+    the patch series differs), newest first; None if there is none.
+
+    Sources are copied with their times (copy_source), so scons' MD5-timestamp check
+    finds the unpatched files unchanged and the patched ones changed."""
+    same = ("source_sha256", "variant", "recipe", "gem5_version")
+    found = []
+    for manifest_path in builds_dir.glob("*/manifest.json"):
+        try:
+            manifest = json.loads(manifest_path.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        binary = manifest_path.parent / "source" / "build" / "X86" / f"gem5.{inputs['variant']}"
+        if all(manifest.get(k) == inputs[k] for k in same) and binary.is_file():
+            found.append((manifest_path.stat().st_mtime, manifest_path.parent))
+    return max(found)[1] if found else None
+
+
 @dataclass(frozen=True)
 class Gem5Build:
     directory: Path
@@ -195,12 +214,23 @@ def _build(source: Path, inputs: dict, key: str, work: Path, jobs: int | None) -
                       f"{len(inputs['patches'])} patches")
         copy_source(source, source_files(source), tree)
         apply_series(tree, read_series())
+        donor = earlier_build(work.parent, inputs)
+        if donor is not None:
+            # The same checkout built with another series: start from its objects, so
+            # scons compiles only what the patches changed (minutes, not hours).
+            console.print(f"gem5 {key}: starting from the objects of build {donor.name} "
+                          f"(same source and variant, other patches)")
+            shutil.copytree(donor / "source" / "build", tree / "build", symlinks=True)
+            inputs = {**inputs, "seeded_from": donor.name}
         (work / PREPARED).write_text(json.dumps(inputs, indent=1) + "\n")
     else:
         console.print(f"gem5 {key}: resuming the build in {work}")
+        inputs = json.loads((work / PREPARED).read_text())
     target = f"build/X86/gem5.{inputs['variant']}"
+    how_long = ("recompiling what the patches changed, and the embedded Python"
+                if inputs.get("seeded_from") else "a first build takes about 1.5 hours on 2 cores")
     console.print(f"gem5 {key}: scons {target} with {jobs} jobs (log in {work}/build.log; "
-                  f"a first build takes about 1.5 hours on 2 cores)")
+                  f"{how_long})")
     steps = run_logged(
         [PYTHON, shutil.which("scons"), target, f"-j{jobs}",
          "PYTHON_CONFIG=/usr/bin/python3-config"],

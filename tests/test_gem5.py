@@ -309,3 +309,21 @@ def test_three_repetitions_differ_on_gem5_and_a_rerun_repeats_its_statistics(tmp
     assert len(set(ticks)) == 3, ticks
     assert len({events for _, events in repetitions}) == 3
     assert run(0, "again") == repetitions[0]
+
+
+@needs_gem5
+def test_gems_mmu_sets_the_accessed_and_dirty_flags_reclaim_reads(tmp_path):
+    """gem5-patches/0003: a page used again after Linux cleared its accessed flag reads
+    as referenced, and a page written after MADV_FREE as dirty (so reclaim keeps it),
+    as under QEMU (test_workloads.py). Unpatched gem5 v24.0.0.1 gave 0 and 1."""
+    workload = get_workload("pte-flags")
+    spec = runs.RunSpec("pte-flags", get_system("ci-tiny"), get_policy("baseline"), workload,
+                        workload.arguments({}), 0, "gem5")
+    record = runs.execute(spec, gem5_backend.Gem5Backend(), tmp_path, timeout_s=3600)
+    assert record["status"] == "ok", record["reason"]
+    events = read_events(tmp_path / "pte-flags" / record["run_id"])
+    [flags] = [e for e in events if e.get("kind") == "flags"]
+    assert flags["referenced_kib_cleared"] == 0, flags  # clear_refs did clear them
+    assert flags["lazyfree_kib_freed"] > 0, flags  # MADV_FREE did make them clean
+    assert flags["referenced_kib_used_again"] == flags["pages"] * 4, flags
+    assert flags["lazyfree_kib_rewritten"] == 0, flags

@@ -1,8 +1,10 @@
 """`./study gem5 --source DIR`: gem5-patches/ against a gem5 checkout, the version
 check, the cache key and the refusal of an unpatched gem5 for a modelled disk."""
 
+import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -79,13 +81,39 @@ def test_a_finished_build_is_reused_without_building(tmp_path, monkeypatch):
     assert build.binary == work / "source" / "build" / "X86" / "gem5.opt"
 
 
+def test_a_new_series_starts_from_the_newest_build_of_the_same_source_and_variant(tmp_path):
+    inputs = {"gem5_version": "24.0.0.1", "source_sha256": "s1", "variant": "fast", "recipe": 1,
+              "patches": [{"name": "0003-new.patch", "sha256": "p3"}]}
+
+    def finished(key, binary=True, age_s=0, **changed):
+        work = tmp_path / key
+        (work / "source" / "build" / "X86").mkdir(parents=True)
+        if binary:
+            (work / "source" / "build" / "X86" / f"gem5.{changed.get('variant', 'fast')}").touch()
+        (work / "manifest.json").write_text(json.dumps({**inputs, "patches": [], **changed}))
+        stamp = time.time() - age_s
+        os.utime(work / "manifest.json", (stamp, stamp))
+
+    assert gem5_build.earlier_build(tmp_path, inputs) is None
+    finished("other-source", source_sha256="s2")
+    finished("other-variant", variant="opt")
+    finished("other-recipe", recipe=0)
+    finished("no-binary", binary=False)
+    assert gem5_build.earlier_build(tmp_path, inputs) is None
+    finished("old", age_s=3600)
+    finished("new", age_s=60)
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "manifest.json").write_text("{half")
+    assert gem5_build.earlier_build(tmp_path, inputs) == tmp_path / "new"
+
+
 def built(series: str | None, path: str = "/opt/gem5.opt") -> gem5_backend.Gem5:
     """A gem5 binary as find_gem5 reports it, built with `series` (None: stock)."""
     return gem5_backend.Gem5(Path(path), "24.0.0.1", "0" * 64, {}, series)
 
 
 def test_a_modelled_disk_refuses_a_stock_gem5_saying_how_to_build_one():
-    stock, patched = built(None), built("disk-timing-1 sti-shadow-1")
+    stock, patched = built(None), built("disk-timing-1 sti-shadow-1 pte-ad-1")
     with pytest.raises(StudyError, match=r"desktop-hdd-128 models its disk per request .* "
                                          r"stock gem5: build one with `./study gem5 --source DIR`"):
         gem5_backend.require_patches(stock, get_system("desktop-hdd-128"))
@@ -101,6 +129,16 @@ def test_every_run_refuses_a_gem5_without_the_interrupt_shadow():
     with pytest.raises(StudyError, match=r"built with series 'disk-timing-1', without .*"
                                          r"./study gem5 --source DIR"):
         gem5_backend.require_patches(disk_only, get_system("desktop-hdd-128"))
+
+
+def test_every_run_refuses_a_gem5_that_leaves_the_accessed_flag_clear():
+    """Reclaim ages pages by the flag; without 0003 a used page looks unused."""
+    before = built("disk-timing-1 sti-shadow-1")
+    with pytest.raises(StudyError, match=r"series 'disk-timing-1 sti-shadow-1', without "
+                                         r"gem5-patches/0003 \(pte-ad-1\).*accessed flag"):
+        gem5_backend.require_patches(before, get_system("ci-tiny"))
+    gem5_backend.require_patches(built("disk-timing-1 sti-shadow-1 pte-ad-1"),
+                                 get_system("ci-tiny"))
 
 
 @needs_source

@@ -24,7 +24,7 @@ from reclaimstudy.systems import get_system
 from reclaimstudy.workloads import get_workload, load_workloads
 
 SEED_WORKLOADS = ["thrash", "mmap-seq", "desktop-launch", "hot-stream", "lazyfree", "make-grep"]
-ALL_WORKLOADS = SEED_WORKLOADS + ["disk-calib"]
+ALL_WORKLOADS = SEED_WORKLOADS + ["disk-calib", "pte-flags"]
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +67,7 @@ def tiny_args(name, data, tmp_path):
         # No swap-out or raw swap-device write on the host.
         "disk-calib": [f"--file={data}/file.bin", "--random-reads=20", "--seq-mib=4",
                        "--random-writes=5", "--seq-write-mib=0", "--swap-out-mib=0"],
+        "pte-flags": ["--pages=16"],
     }[name]
 
 
@@ -246,6 +247,17 @@ def test_default_run_completes_under_qemu_on_a_tiny_system(qemu_runs, name):
     names = [e["name"] for e in events if e["event"] == "phase"]
     assert names == list(get_workload(name).phases)
     assert workload_metrics(name, events)
+
+
+def pte_flag_shares(events) -> dict[str, float]:
+    return {m.metric: m.value for m in workload_metrics("pte-flags", events)}
+
+
+@pytest.mark.slow
+def test_qemus_mmu_sets_the_accessed_and_dirty_flags_reclaim_reads(qemu_runs):
+    """The reference the gem5 test (test_gem5.py) holds gem5 to."""
+    assert pte_flag_shares(finished_events(qemu_runs, ("default", "pte-flags"))) == {
+        "referenced_share": 1.0, "lazyfree_share": 0.0}
 
 
 @pytest.mark.slow
