@@ -227,8 +227,9 @@ def _build(source: Path, inputs: dict, key: str, work: Path, jobs: int | None) -
         console.print(f"gem5 {key}: resuming the build in {work}")
         inputs = json.loads((work / PREPARED).read_text())
     target = f"build/X86/gem5.{inputs['variant']}"
-    how_long = ("recompiling what the patches changed, and the embedded Python"
-                if inputs.get("seeded_from") else "a first build takes about 1.5 hours on 2 cores")
+    how_long = ("only what the patches changed and what scons generates per tree: "
+                "about half an hour on 2 cores" if inputs.get("seeded_from")
+                else "a first build takes about 1.5 hours on 2 cores")
     console.print(f"gem5 {key}: scons {target} with {jobs} jobs (log in {work}/build.log; "
                   f"{how_long})")
     steps = run_logged(

@@ -313,9 +313,10 @@ def test_three_repetitions_differ_on_gem5_and_a_rerun_repeats_its_statistics(tmp
 
 @needs_gem5
 def test_gems_mmu_sets_the_accessed_and_dirty_flags_reclaim_reads(tmp_path):
-    """gem5-patches/0003: a page used again after Linux cleared its accessed flag reads
-    as referenced, and a page written after MADV_FREE as dirty (so reclaim keeps it),
-    as under QEMU (test_workloads.py). Unpatched gem5 v24.0.0.1 gave 0 and 1."""
+    """A page used again after Linux cleared its accessed flag reads as referenced, and a
+    page written after MADV_FREE as dirty (so reclaim keeps it), as under QEMU
+    (test_workloads.py). Not yet a test of gem5-patches/0003: gem5 with 0001-0002 only
+    passed it too (atomic and timing CPU), which we have not explained."""
     workload = get_workload("pte-flags")
     spec = runs.RunSpec("pte-flags", get_system("ci-tiny"), get_policy("baseline"), workload,
                         workload.arguments({}), 0, "gem5")

@@ -1,8 +1,8 @@
 /* pte-flags: an instrument check that reproduces no seed. Does the machine set the
  * accessed flag of a page-table entry when a page is used again after Linux cleared
  * it, and the dirty flag when a page is written? Reclaim ages mapped pages by the
- * first (folio_referenced) and keeps a page rewritten after MADV_FREE by the second;
- * gem5 v24.0.0.1 set neither (gem5-patches/0003). /proc/self/smaps shows both:
+ * first (folio_referenced) and keeps a page rewritten after MADV_FREE by the second
+ * (gem5-patches/0003). /proc/self/smaps shows both:
  * "Referenced" counts pages whose entry is young, "LazyFree" the MADV_FREE pages
  * whose entry is still clean. */
 #include <fcntl.h>
