@@ -125,6 +125,9 @@ def _stopped_together(pool: ThreadPoolExecutor):
         if killed:
             console.print(f"sweep: stopping; killed {killed} running simulator(s), whose runs "
                           "the next sweep redoes (gem5's from their last checkpoint)")
+        pool.shutdown(wait=True)  # quick now: their simulators are dead
+        # No thread is left to start one: later runs in this process may.
+        subprocesses.allow_new()
         raise
 
 

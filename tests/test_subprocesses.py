@@ -92,3 +92,25 @@ def test_an_exception_in_the_waiting_caller_kills_the_simulator(tmp_path):
             raise KeyboardInterrupt
     time.sleep(0.5)
     assert not _alive(proc.pid) and not subprocesses._running
+
+
+def test_a_stopped_sweeps_pool_ends_at_once_and_later_runs_may_start(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from reclaimstudy.sweep import _stopped_together
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        with ThreadPoolExecutor(max_workers=1) as pool, _stopped_together(pool):
+            running = pool.submit(run_measured, [sys.executable, "-c", WITH_CHILD], 60,
+                                  tmp_path / "sim.log")
+            queued = pool.submit(run_measured, [sys.executable, "-c", "pass"], 60,
+                                 tmp_path / "queued.log")
+            while not subprocesses._running:
+                time.sleep(0.05)
+            raise KeyboardInterrupt
+    assert time.monotonic() - started < 20
+    assert isinstance(running.exception(), Interrupted) and queued.cancelled()
+    # A sweep that raised (a bad input, a bug) must not leave this process unable to run.
+    assert run_measured([sys.executable, "-c", "pass"], 60, tmp_path / "later.log")[
+        "exit_code"] == 0
