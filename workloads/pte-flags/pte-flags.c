@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "wl.h"
@@ -46,6 +47,14 @@ static long smaps_kib(const void *start, const char *field)
 	return value;
 }
 
+/* Faults so far: a flag set by the kernel on a fault, not by the machine, shows here. */
+static long faults(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt + ru.ru_majflt;
+}
+
 static void clear_refs(void)
 {
 	int fd = open("/proc/self/clear_refs", O_WRONLY);
@@ -79,7 +88,9 @@ int main(int argc, char **argv)
 	if (mprotect(file, len, PROT_NONE) || mprotect(file, len, PROT_READ))
 		guest_fail(NAME, 1, "mprotect failed");
 	long cleared = smaps_kib(file, "Referenced");
+	long f0 = faults();
 	wl_read_pages(file, len);
+	long read_faults = faults() - f0;
 	long again = smaps_kib(file, "Referenced");
 
 	/* Dirty: anonymous pages given back with MADV_FREE (their entries made clean),
@@ -91,7 +102,9 @@ int main(int argc, char **argv)
 	if (madvise(anon, len, MADV_FREE))
 		guest_fail(NAME, 1, "madvise(MADV_FREE) failed");
 	long lazy = smaps_kib(anon, "LazyFree");
+	f0 = faults();
 	wl_dirty_pages(anon, len, 3);
+	long write_faults = faults() - f0;
 	long rewritten = smaps_kib(anon, "LazyFree");
 
 	struct guest_record r;
@@ -102,6 +115,8 @@ int main(int argc, char **argv)
 	guest_record_int(&r, "referenced_kib_used_again", again);
 	guest_record_int(&r, "lazyfree_kib_freed", lazy);
 	guest_record_int(&r, "lazyfree_kib_rewritten", rewritten);
+	guest_record_int(&r, "faults_reading_again", read_faults);
+	guest_record_int(&r, "faults_rewriting", write_faults);
 	guest_record_end(&r);
 	munmap(file, len);
 	close(fd);
