@@ -316,8 +316,8 @@ def test_gems_mmu_sets_the_accessed_and_dirty_flags_reclaim_reads(tmp_path):
     """gem5-patches/0003: a page used again after Linux cleared its accessed flag reads
     as referenced, and a page written after MADV_FREE as dirty (so reclaim keeps it),
     with no fault (the machine set them, not the kernel), as under QEMU
-    (test_workloads.py). Without 0003's write-back of the leaf entry gem5 gives 0 KiB
-    referenced and every page still lazily freeable."""
+    (test_workloads.py). gem5 with 0001-0002 only gave 0 KiB referenced and every page
+    still lazily freeable, without a fault."""
     workload = get_workload("pte-flags")
     spec = runs.RunSpec("pte-flags", get_system("ci-tiny"), get_policy("baseline"), workload,
                         workload.arguments({}), 0, "gem5")
