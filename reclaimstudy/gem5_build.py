@@ -164,8 +164,8 @@ def earlier_build(builds_dir: Path, inputs: dict) -> Path | None:
             manifest = json.loads(manifest_path.read_text())
         except (OSError, json.JSONDecodeError):
             continue
-        binary = manifest_path.parent / "source" / "build" / "X86" / f"gem5.{inputs['variant']}"
-        if all(manifest.get(k) == inputs[k] for k in same) and binary.is_file():
+        if (all(manifest.get(k) == inputs[k] for k in same)
+                and Gem5Build(manifest_path.parent).binary.is_file()):
             found.append((manifest_path.stat().st_mtime, manifest_path.parent))
     return max(found)[1] if found else None
 

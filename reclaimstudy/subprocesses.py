@@ -23,6 +23,13 @@ _guard = threading.Lock()
 _stopping = threading.Event()
 
 
+def _kill_group(group: int) -> None:
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # already gone
+
+
 def stop_all() -> int:
     """Kill every registered simulator's process group and refuse to start more.
 
@@ -33,10 +40,7 @@ def stop_all() -> int:
     with _guard:
         groups = list(_running)
     for group in groups:
-        try:
-            os.killpg(group, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        _kill_group(group)
     return len(groups)
 
 
@@ -58,10 +62,7 @@ def supervised(cmd: list[str], **popen):
     except BaseException:
         # Whatever stopped the wait (Ctrl-C in the caller's thread, a bug): not the group's
         # business to outlive it.
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        _kill_group(proc.pid)
         raise
     finally:
         with _guard:
@@ -89,7 +90,7 @@ def run_measured(cmd: list[str], timeout_s: float, log_path: Path) -> dict:
                 break
             if time.monotonic() - started > timeout_s:
                 timed_out = True
-                os.killpg(proc.pid, signal.SIGKILL)
+                _kill_group(proc.pid)
                 pid, status, usage = os.wait4(proc.pid, 0)
                 break
             time.sleep(0.2)
