@@ -112,9 +112,23 @@ def python_package_versions() -> dict[str, str]:
                        for d in importlib.metadata.distributions()))
 
 
+def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The host processor's name: host seconds of the same run differ between machines
+    (a gem5 run took 1.8-2x as long on one VM as on another), so costs need it."""
+    try:
+        for line in cpuinfo.read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
 def host_info() -> dict:
     """Where and with what a run was made; provenance, not part of its identity."""
-    info = {"node": platform.node(), "cpus": os.cpu_count(), "system": platform.platform(),
+    info = {"node": platform.node(), "cpus": os.cpu_count(), "cpu_model": cpu_model(),
+            "system": platform.platform(),
             "python": platform.python_version(),
             "python_packages": python_package_versions(),
             "debian_packages": hostdeps.debian_package_versions()}

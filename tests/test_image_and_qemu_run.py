@@ -117,6 +117,7 @@ def test_run_json_records_every_input_with_hashes(smoke_run):
     assert runs.run_id(spec, QemuBackend().identity(spec)) == record["run_id"]
     # ... and what produced it: the Python and Debian package versions of the host.
     host = record["host"]
+    assert host["cpu_model"] == runs.cpu_model() != "unknown"
     assert host["python_packages"]["pandas"] == importlib.metadata.version("pandas")
     assert host["debian_packages"]["qemu-system-x86"] == \
         hostdeps.debian_package_version("qemu-system-x86")
