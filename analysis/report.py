@@ -182,12 +182,16 @@ def _costs(kept: list[PublishedRun]) -> list[dict]:
 
 def _totals(kept: list[PublishedRun]) -> dict:
     """The whole study's host cost: runs, wall hours, and on gem5 the simulator's CPU
-    hours, summed over every run the report holds."""
+    hours, summed over every run the report holds, and how many of them were resumed."""
     ok = [run.record for run in kept if run.record.get("status") == "ok"]
     cpu = [(r.get("backend_info") or {}).get("cpu_seconds") for r in ok]
+    resumed = [(r.get("backend_info") or {}).get("resumed_at_segment") or 0 for r in ok]
     return {"runs": len(ok), "wall_h": sum(r.get("wall_seconds") or 0 for r in ok) / 3600,
             "cpu_h": sum(c for c in cpu if c is not None) / 3600,
-            "cpu_runs": sum(1 for c in cpu if c is not None)}
+            "cpu_runs": sum(1 for c in cpu if c is not None),
+            # a gem5 run cut short (its sweep stopped) and finished by a later sweep from
+            # its last checkpoint segment: how often the study's stops reached into runs
+            "resumed_runs": sum(1 for s in resumed if s > 0)}
 
 
 VMMON_MARKS = ("begin", "end", "restore")
@@ -426,7 +430,7 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
         "guests": _guests(inputs),
         "costs": _costs(kept),
         "totals": _totals(kept),
-        "sweeps": sweeplog.summary(sweep_log) if sweep_log else None,
+        "sweeps": sweeplog.summary(sweep_log, set(table["run_id"])) if sweep_log else None,
         "exported": [p.name for p in exported],
     }
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=False, trim_blocks=True,

@@ -84,11 +84,19 @@ def merge(sources: list[Path], target: Path) -> None:
         staging.replace(target)
 
 
-def summary(path: Path) -> dict | None:
+def summary(path: Path, run_ids: set[str] | None = None) -> dict | None:
     """How the study was swept: local sweeps (and how many recorded no end: cut short, or
     still running), Slurm submissions, hosts, first and last dates, and the runs local
-    sweeps finished, ok and failed."""
+    sweeps finished, ok and failed. With `run_ids` (the runs a report holds) only from the
+    first sweep that finished one of them on: sweeps before it made runs since set aside
+    (an older simulator, a changed study) and would overstate how often these were swept;
+    `runs_shown` is how many of `run_ids` a logged sweep finished."""
     log = entries(path)
+    if run_ids is not None:
+        makers = {e["sweep"] for e in log if e["event"] == "run" and e.get("run_id") in run_ids}
+        begun = [e["at"] for e in log if e["event"] == "start" and e["sweep"] in makers]
+        if begun:
+            log = [e for e in log if e.get("at", "") >= min(begun)]
     if not log:
         return None
     starts = {e["sweep"]: e for e in log if e["event"] == "start"}
@@ -101,4 +109,6 @@ def summary(path: Path) -> dict | None:
             "hosts": sorted({e["host"] for e in [*starts.values(), *submits] if e.get("host")}),
             "first": min(stamps)[:10], "last": max(stamps)[:10],
             "runs_ok": sum(1 for e in finished if e.get("status") == "ok"),
-            "runs_failed": sum(1 for e in finished if e.get("status") != "ok")}
+            "runs_failed": sum(1 for e in finished if e.get("status") != "ok"),
+            "runs_shown": None if run_ids is None else len(
+                {e["run_id"] for e in finished if e.get("run_id") in run_ids})}

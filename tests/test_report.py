@@ -213,6 +213,16 @@ def test_run_costs_average_wall_time_and_simulated_time_after_the_boot_checkpoin
     assert (qemu["runs"], qemu["wall_s"], qemu["sim_s"], qemu["host_per_sim"]) == (1, 3, None, None)
 
 
+def test_totals_count_the_gem5_runs_a_stopped_sweep_cut_short_and_a_later_one_resumed():
+    from analysis.report import _totals
+
+    def record(resumed_at, status="ok"):
+        return PublishedRun(Path("."), {"status": status, "wall_seconds": 3600, "backend_info": {
+            "cpu_seconds": 1800, "resumed_at_segment": resumed_at}})
+    got = _totals([record(0), record(3), record(1), record(5, status="failed"), record(None)])
+    assert (got["runs"], got["wall_h"], got["cpu_h"], got["resumed_runs"]) == (4, 4, 2, 2)
+
+
 def test_report_says_what_its_runs_cost(report):
     markdown = report["markdown"].read_text()
     section = markdown.split("## What the runs cost", 1)[1].split("\n## ", 1)[0]

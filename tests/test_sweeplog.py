@@ -19,6 +19,34 @@ def test_a_sweep_that_ends_and_one_cut_short_are_told_apart(tmp_path):
     assert len(got["hosts"]) == 1 and got["first"] == got["last"]
 
 
+def test_a_reports_runs_count_only_the_sweeps_from_the_first_that_made_one_of_them(tmp_path):
+    import json
+
+    def line(at, sweep, event, **facts):
+        return json.dumps({"at": f"2026-11-{at}Z", "sweep": sweep, "event": event,
+                           "host": "vm", **facts}) + "\n"
+    (tmp_path / sweeplog.LOG).write_text("".join([
+        # an older simulator's sweeps: their runs were set aside
+        line("20T10:00:00", "old-1", "start"), line("20T11:00:00", "old-1", "run",
+                                                   run_id="old-run", status="ok"),
+        line("21T10:00:00", "old-2", "start"),
+        # the runs the report shows: a sweep cut short, resumed by the next
+        line("25T09:00:00", "new-1", "start"), line("25T10:00:00", "new-1", "run",
+                                                   run_id="a", status="ok"),
+        line("26T09:00:00", "new-2", "start"), line("26T10:00:00", "new-2", "run",
+                                                   run_id="b", status="ok"),
+        line("26T10:00:01", "new-2", "run", run_id="c", status="failed"),
+        line("26T11:00:00", "new-2", "end", done=1, failed=1)]))
+    whole = sweeplog.summary(tmp_path / sweeplog.LOG)
+    assert (whole["sweeps"], whole["unfinished"], whole["runs_ok"], whole["first"]) == (
+        4, 3, 3, "2026-11-20")
+    shown = sweeplog.summary(tmp_path / sweeplog.LOG, {"a", "b"})
+    assert (shown["sweeps"], shown["unfinished"], shown["runs_ok"], shown["runs_failed"],
+            shown["runs_shown"], shown["first"]) == (2, 1, 2, 1, 2, "2026-11-25")
+    # runs no logged sweep made (published before the log existed): the whole log
+    assert sweeplog.summary(tmp_path / sweeplog.LOG, {"x"})["sweeps"] == 4
+
+
 def test_merging_logs_from_two_machines_keeps_each_line_once(tmp_path):
     here, there, published = tmp_path / "here.jsonl", tmp_path / "there.jsonl", tmp_path / "p.jsonl"
     for path in (here, there):
