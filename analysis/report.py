@@ -23,6 +23,7 @@ from markdown_it import MarkdownIt  # noqa: E402
 from analysis.compare import compare, format_text, policy_order  # noqa: E402
 from analysis.idle_sweep import idle_sweep_figure, idle_sweeps  # noqa: E402
 from analysis.regimes import regime_checks  # noqa: E402
+from analysis.reproduction_plot import reproduction_figure  # noqa: E402
 from analysis.seeds import caveats_for, reproduction  # noqa: E402
 from analysis.table import (current_runs, export, runs_table, study_runs,  # noqa: E402
                             workload_declarations)
@@ -398,6 +399,10 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
             "quiet": _quiet(raw, policies),
         })
     seeds = reproduction(comparison, table)
+    seed_figure = reproduction_figure(seeds) if not seeds.empty else None
+    if seed_figure is not None:
+        seed_figure = _finish(seed_figure, f"{study.name}: the seeds' ratios and ours",
+                              plots / "reproduction.png")
     inputs = _inputs(kept)
     sweeps = []
     for (backend, system), sweep in idle_sweeps(table).items():
@@ -416,6 +421,7 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
                    for row in failed.to_dict("records")],
         "experiments": experiments,
         "seeds": _seed_rows(seeds, regimes, table),
+        "seed_figure": seed_figure,
         "status": findings.get(STATUS),
         "findings": [{"experiment": e["name"], "anchor": e["anchor"], "text": e["finding"]}
                      for e in experiments if e["finding"]],

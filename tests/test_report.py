@@ -90,6 +90,40 @@ def test_a_caveat_for_an_unknown_seed_is_refused(tmp_path):
         load_caveats(path)
 
 
+def test_the_reproduction_plot_places_each_row_and_colours_it_by_verdict():
+    import pandas as pd
+
+    from analysis.reproduction_plot import reproduction_figure
+
+    def row(seed, ratio, low, high, verdict, seed_ratio):
+        return {"seed": seed, "experiment": f"e{seed}", "metric": "m", "phase": "",
+                "seed_ratio": seed_ratio, "paired_ratio": ratio, "interval_low": low,
+                "interval_high": high, "verdict": verdict}
+    seeds = pd.DataFrame([row("002", 1.47, 1.46, 1.48, "reproduced", 1.99),
+                          row("004", 0.93, 0.77, 1.04, "inconclusive (n=5)", 0.47),
+                          row("001", float("nan"), float("nan"), float("nan"),
+                              "inconclusive (n=1)", 0.5)])
+    ax = reproduction_figure(seeds).axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["001 e001: m", "004 e004: m", "002 e002: m"]  # the table's order, top down
+    seed_marks = [(line.get_xdata()[0], line.get_ydata()[0]) for line in ax.lines
+                  if line.get_marker() == "D"]
+    assert sorted(seed_marks) == [(0.47, 1), (0.5, 0), (1.99, 2)]
+    ours = [c for c in ax.collections]  # one interval per row with a paired ratio
+    assert len(ours) == 2
+    texts = {t.get_text(): t.get_color() for t in ax.texts}
+    assert texts == {"reproduced": "tab:green", "inconclusive (n=5)": "tab:grey"}
+    assert ax.get_xscale() == "log"
+    assert reproduction_figure(seeds.iloc[2:].assign(seed_ratio=float("nan"))) is None
+
+
+def test_the_report_shows_the_reproduction_plot_under_the_seed_table(report):
+    markdown = report["markdown"].read_text()
+    table_end = markdown.index("## Experiments")
+    assert "](plots/reproduction.png)" in markdown[:table_end]
+    assert (report["markdown"].parent / "plots" / "reproduction.png").is_file()
+
+
 def test_html_is_self_contained_with_valid_embedded_plots(report):
     html = report["html"].read_text()
     assert "<script" not in html and 'src="plots/' not in html

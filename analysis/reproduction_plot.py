@@ -1,0 +1,64 @@
+"""The reproduction table as one picture: for each seed row, the seed's own ratio (with the
+change / without it) beside ours, paired by repetition with its 95% interval, on a log
+axis around 1, coloured by verdict. A reader sees at a glance which side of 1 each seed
+and each of our intervals lies, and how far our effect is from the seed's."""
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
+
+VERDICT_COLOURS = {"reproduced": "tab:green", "reversed": "tab:red"}
+INCONCLUSIVE = "tab:grey"
+
+
+def verdict_colour(verdict: str) -> str:
+    return VERDICT_COLOURS.get(verdict, INCONCLUSIVE)
+
+
+def _finite(value) -> bool:
+    return value is not None and not pd.isna(value) and math.isfinite(value) and value > 0
+
+
+def reproduction_figure(seeds: pd.DataFrame):
+    """One row per reproduction row (top to bottom in the table's order): the seed's ratio
+    as a black diamond, ours as a dot with its interval; rows whose paired ratio is
+    undefined (n < 2, or a zero) show the seed's alone. None when no row has a ratio.
+    The caller titles and saves it."""
+    rows = [r for r in seeds.to_dict("records")
+            if _finite(r["seed_ratio"]) or _finite(r["paired_ratio"])]
+    if not rows:
+        return None
+    fig, ax = plt.subplots(figsize=(7.5, 1.6 + 0.45 * len(rows)))
+    labels = []
+    for y, row in enumerate(reversed(rows)):
+        labels.append(f"{row['seed']} {row['experiment']}: {row['metric']}"
+                      + (f" [{row['phase']}]" if row["phase"] else ""))
+        if _finite(row["seed_ratio"]):
+            ax.plot(row["seed_ratio"], y, marker="D", color="black", markersize=6)
+        if _finite(row["paired_ratio"]):
+            low, high = row["interval_low"], row["interval_high"]
+            colour = verdict_colour(row["verdict"])
+            if _finite(low) and _finite(high):
+                ax.errorbar(row["paired_ratio"], y, xerr=[[row["paired_ratio"] - low],
+                                                         [high - row["paired_ratio"]]],
+                            fmt="o", color=colour, capsize=4)
+            else:
+                ax.plot(row["paired_ratio"], y, "o", color=colour)
+            ax.annotate(row["verdict"], (row["paired_ratio"], y), xytext=(0, 7),
+                        textcoords="offset points", ha="center", fontsize=7, color=colour)
+    ax.axvline(1.0, color="grey", linestyle="--", linewidth=1)
+    ax.set_xscale("log")
+    plain = FuncFormatter(lambda value, _: f"{value:g}")  # 0.5, 2: not 5x10^-1, 2x10^0
+    ax.xaxis.set_major_formatter(plain)
+    ax.xaxis.set_minor_formatter(plain)
+    ax.tick_params(axis="x", which="both", labelsize=7)
+    ax.set_yticks(range(len(rows)), labels, fontsize=8)
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.set_xlabel("ratio, change on / off (log): black the seed's, coloured ours "
+                  "(paired, 95% interval)", fontsize=8)
+    return fig
