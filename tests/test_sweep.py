@@ -75,7 +75,7 @@ def test_a_killed_sweep_resumes_without_losing_or_redoing_runs(tmp_path):
     assert sorted(e["run_id"] for e in log if e["event"] == "run") == sorted(after)
     assert summary(study_dir / LOG) | {"hosts": None, "first": None, "last": None} == {
         "sweeps": 3, "unfinished": 1, "submissions": 0, "runs_ok": 8, "runs_failed": 0,
-        "hosts": None, "first": None, "last": None}
+        "hosts": None, "first": None, "last": None, "runs_shown": None}
 
     # ... and the report of the whole study, end to end through the command line.
     report = subprocess.run([sys.executable, "-m", "reclaimstudy", "report", "smoke", "--results",
