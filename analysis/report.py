@@ -185,14 +185,14 @@ def _totals(kept: list[PublishedRun]) -> dict:
     """The whole study's host cost: runs, wall hours, and on gem5 the simulator's CPU
     hours, summed over every run the report holds, and how many of them were resumed."""
     ok = [run.record for run in kept if run.record.get("status") == "ok"]
-    cpu = [(r.get("backend_info") or {}).get("cpu_seconds") for r in ok]
-    resumed = [(r.get("backend_info") or {}).get("resumed_at_segment") or 0 for r in ok]
+    info = [r.get("backend_info") or {} for r in ok]
+    cpu = [i.get("cpu_seconds") for i in info]
     return {"runs": len(ok), "wall_h": sum(r.get("wall_seconds") or 0 for r in ok) / 3600,
             "cpu_h": sum(c for c in cpu if c is not None) / 3600,
             "cpu_runs": sum(1 for c in cpu if c is not None),
             # a gem5 run cut short (its sweep stopped) and finished by a later sweep from
             # its last checkpoint segment: how often the study's stops reached into runs
-            "resumed_runs": sum(1 for s in resumed if s > 0)}
+            "resumed_runs": sum(1 for i in info if (i.get("resumed_at_segment") or 0) > 0)}
 
 
 VMMON_MARKS = ("begin", "end", "restore")
@@ -399,10 +399,9 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
             "quiet": _quiet(raw, policies),
         })
     seeds = reproduction(comparison, table)
-    seed_figure = reproduction_figure(seeds) if not seeds.empty else None
-    if seed_figure is not None:
-        seed_figure = _finish(seed_figure, f"{study.name}: the seeds' ratios and ours",
-                              plots / "reproduction.png")
+    figure = reproduction_figure(seeds)
+    seed_figure = None if figure is None else _finish(
+        figure, f"{study.name}: the seeds' ratios and ours", plots / "reproduction.png")
     inputs = _inputs(kept)
     sweeps = []
     for (backend, system), sweep in idle_sweeps(table).items():

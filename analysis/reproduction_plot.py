@@ -21,13 +21,14 @@ def verdict_colour(verdict: str) -> str:
 
 
 def _finite(value) -> bool:
-    return value is not None and not pd.isna(value) and math.isfinite(value) and value > 0
+    return pd.notna(value) and math.isfinite(value) and value > 0
 
 
 def reproduction_figure(seeds: pd.DataFrame):
     """One row per reproduction row (top to bottom in the table's order): the seed's ratio
     as a black diamond, ours as a dot with its interval; rows whose paired ratio is
-    undefined (n < 2, or a zero) show the seed's alone. None when no row has a ratio.
+    undefined (n < 2, or a zero) show the seed's alone. None when no row has a ratio
+    (or `seeds` is empty).
     The caller titles and saves it."""
     rows = [r for r in seeds.to_dict("records")
             if _finite(r["seed_ratio"]) or _finite(r["paired_ratio"])]

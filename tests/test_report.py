@@ -109,8 +109,7 @@ def test_the_reproduction_plot_places_each_row_and_colours_it_by_verdict():
     seed_marks = [(line.get_xdata()[0], line.get_ydata()[0]) for line in ax.lines
                   if line.get_marker() == "D"]
     assert sorted(seed_marks) == [(0.47, 1), (0.5, 0), (1.99, 2)]
-    ours = [c for c in ax.collections]  # one interval per row with a paired ratio
-    assert len(ours) == 2
+    assert len(ax.collections) == 2  # one interval per row with a paired ratio
     texts = {t.get_text(): t.get_color() for t in ax.texts}
     assert texts == {"reproduced": "tab:green", "inconclusive (n=5)": "tab:grey"}
     assert ax.get_xscale() == "log"
