@@ -147,10 +147,12 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
     for _, spec in plan:
         if spec.system.name not in prepared:
             prepared[spec.system.name] = backend.prepare(spec)
-    todo, result = [], SweepResult(planned=len(plan))
+    todo, result, published = [], SweepResult(planned=len(plan)), []
     for _, spec in plan:
         identifier = runs.run_id(spec, prepared[spec.system.name].identity)
         done = record.read_run(study_path / identifier)
+        if done and done.current_schema:
+            published.append(done.record)
         if done and done.ok:
             result.skipped += 1
         else:
@@ -166,6 +168,7 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
     if backend_name == "qemu":
         console.print("sweep: QEMU runs check function, not timing; the gem5 backend (GEM5=...) "
                       "gives the hardware timing")
+    sweeplog.recover(study_path, published)  # runs a killed sweep published but never logged
     started = time.monotonic()
     run_started: dict[str, float] = {}  # run id -> when its thread picked it up
     sweep = sweeplog.started(study_path, backend=backend_name, jobs=jobs,

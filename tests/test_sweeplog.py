@@ -92,3 +92,33 @@ def test_a_sweep_stopped_by_an_exception_logs_its_end_with_the_reason(tmp_path, 
     [start, end] = sweeplog.entries(tmp_path / "smoke" / sweeplog.LOG)
     assert (start["event"], start["to_run"], end["event"]) == ("start", 4, "end")
     assert end["error"] == "KeyboardInterrupt: stopped by hand" and end["done"] == 0
+
+
+def test_runs_a_killed_sweep_published_but_never_logged_are_given_back_to_it(tmp_path):
+    """A kill between a run's publication and its log line; the next sweep logs it."""
+    import json
+
+    def line(at, sweep, event, **facts):
+        return json.dumps({"at": f"2026-11-{at}Z", "sweep": sweep, "event": event,
+                           "host": "vm", **facts}) + "\n"
+
+    def published(run_id, started_at, node="vm", **host):
+        return {"run_id": run_id, "status": "ok", "started_at": started_at,
+                "wall_seconds": 90.0, "host": {"node": node, **host}}
+    (tmp_path / sweeplog.LOG).write_text("".join([
+        line("20T10:00:00", "ended", "start"), line("20T12:00:00", "ended", "end", done=1),
+        line("25T09:00:00", "killed", "start"),
+        line("25T09:30:00", "killed", "run", run_id="logged", status="ok")]))
+    records = [
+        published("logged", "2026-11-25T09:28:30+0000"),
+        published("unlogged", "2026-11-25T10:00:00+0100"),   # 09:00 UTC, ended 09:01:30
+        published("older", "2026-11-19T10:00:00+0000"),       # before any logged sweep
+        published("of-ended", "2026-11-20T11:00:00+0000"),    # its sweep logged an end
+        published("elsewhere", "2026-11-25T10:00:00+0000", node="other"),
+        published("slurm", "2026-11-25T10:00:00+0000", slurm_job="7_1")]
+    assert sweeplog.recover(tmp_path, records) == 1
+    assert sweeplog.recover(tmp_path, records) == 0  # once only
+    [got] = [e for e in sweeplog.entries(tmp_path / sweeplog.LOG) if e.get("recovered")]
+    assert (got["sweep"], got["run_id"], got["at"]) == ("killed", "unlogged",
+                                                        "2026-11-25T09:01:30Z")
+    assert sweeplog.summary(tmp_path / sweeplog.LOG)["runs_ok"] == 2
