@@ -125,11 +125,17 @@ def test_findings_appear_under_the_seed_table_and_in_their_experiment(published)
     target = published_dir("smoke", results)
     (target / "findings.md").write_text(
         "# Findings\n\n## thrash\nThe control's file was cached from round 3\n"
-        "(refault_file fell to 0).\n")
+        "(refault_file fell to 0). Why:\n- first reason\n- second reason\n\nAfter.\n")
     publish(load_study("smoke"), results)  # publishing again keeps the findings
-    markdown = report_published(load_study("smoke"), results)["markdown"].read_text()
+    written = report_published(load_study("smoke"), results)
+    markdown = written["markdown"].read_text()
     assert ("- **[thrash](#exp-thrash-ci-tiny-qemu)**: The control's file was cached from "
-            "round 3 (refault_file fell to 0).") in markdown
+            "round 3\n  (refault_file fell to 0). Why:\n  - first reason\n") in markdown
+    # In the summary list a finding keeps its own list and paragraphs, inside its item.
+    html = written["html"].read_text()
+    item = html.split('<a href="#exp-thrash-ci-tiny-qemu">thrash</a>')[1]
+    assert item.split("</p>\n", 1)[1].startswith(
+        "<ul>\n<li>first reason</li>\n<li>second reason</li>\n</ul>\n<p>After.</p>\n</li>")
     section = markdown.split('<div id="exp-thrash-ci-tiny-qemu"></div>')[1]
     assert section.split("### ", 2)[1].count("**What we found**: The control's file") == 1
     from analysis.report import build_report
