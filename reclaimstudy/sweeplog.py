@@ -2,7 +2,8 @@
 run it finishes and one when it ends (a Slurm submission writes one line); a run a killed
 sweep published but had no time to log is logged by the next sweep, marked `recovered`.
 A study that spans days of sweeping on several machines then says how often it was
-started, which sweeps were cut short, and where and when each ran; publishing carries the log into the repository beside the runs.
+started, which sweeps were cut short, and where and when each ran; publishing carries
+the log into the repository beside the runs.
 """
 
 import json
@@ -13,10 +14,11 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 LOG = "sweeps.jsonl"
+STAMP = "%Y-%m-%dT%H:%M:%SZ"  # UTC, to the second: the log's `at`
 
 
 def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return time.strftime(STAMP, time.gmtime())
 
 
 def _line(entry: dict) -> str:
@@ -48,18 +50,12 @@ def finished(study_path: Path, sweep: str, run_id: str, status: str) -> None:
                                "status": status})
 
 
-def _utc(stamp: str) -> str:
-    """A run.json `started_at` (local time with offset) in the log's UTC form."""
-    when = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S%z").astimezone(timezone.utc)
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def recover(study_path: Path, records: list[dict]) -> int:
     """Log the runs (their run.json `records`) that a sweep published but was killed
     before logging: the kill can fall between a run's publication and its log line. Each
     is given to the sweep that made it: the local sweep on its host that began last before
-    it, if that sweep has no end; a run with no such sweep (a Slurm
-    task's, or one older than the log) is left out. How many were logged."""
+    it, if that sweep has no end; a run with no such sweep (a Slurm task's, or one older
+    than the log) is left out. How many were logged."""
     log = entries(study_path / LOG)
     logged = {e.get("run_id") for e in log if e["event"] == "run"}
     ends = {e["sweep"] for e in log if e["event"] == "end"}
@@ -69,15 +65,14 @@ def recover(study_path: Path, records: list[dict]) -> int:
         host = record.get("host", {})
         if record["run_id"] in logged or "slurm_job" in host:
             continue
-        began = _utc(record["started_at"])
-        on_host = [e for e in starts if e.get("host") == host.get("node")]
-        before = [e for e in on_host if e["at"] <= began]
+        began = datetime.fromisoformat(record["started_at"]).astimezone(timezone.utc)
+        before = [e for e in starts if e.get("host") == host.get("node")
+                  and e["at"] <= began.strftime(STAMP)]
         if not before or before[-1]["sweep"] in ends:
             continue
-        done = datetime.strptime(began, "%Y-%m-%dT%H:%M:%SZ") + timedelta(
-            seconds=record["wall_seconds"])
+        done = began + timedelta(seconds=record["wall_seconds"])
         _append(study_path / LOG, {"sweep": before[-1]["sweep"], "event": "run",
-                                   "at": done.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                                   "at": done.strftime(STAMP),
                                    "run_id": record["run_id"], "status": record["status"],
                                    "recovered": True})
         count += 1
