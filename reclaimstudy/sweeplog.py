@@ -66,8 +66,9 @@ def recover(study_path: Path, records: list[dict]) -> int:
         if record["run_id"] in logged or "slurm_job" in host:
             continue
         began = datetime.fromisoformat(record["started_at"]).astimezone(timezone.utc)
+        began_at = began.strftime(STAMP)  # the log's form, compared as text
         before = [e for e in starts if e.get("host") == host.get("node")
-                  and e["at"] <= began.strftime(STAMP)]
+                  and e["at"] <= began_at]
         if not before or before[-1]["sweep"] in ends:
             continue
         done = began + timedelta(seconds=record["wall_seconds"])
