@@ -31,6 +31,14 @@ VMSTAT = [
     (_count("pgpgin", "KiB", "read from disk"), ("pgpgin",)),
     (_count("pgpgout", "KiB", "written to disk"), ("pgpgout",)),
 ]
+# Per phase: the table's name and the /proc/vmstat level read at the phase's end.
+VMSTAT_LEVELS = [
+    # Anonymous pages written to swap and not yet freed: reclaim that writes more than it
+    # frees leaves them here (seed 001's fill on the classic LRU).
+    (MetricSpec("swapcache_end", "pages", "gauge", "none",
+                "pages in the swap cache at the phase's end (written to swap, still in memory)"),
+     "nr_swapcached"),
+]
 PHASE_SECONDS = MetricSpec("phase_s", "s", "time", "lower",
                            "the phase's duration on the guest clock (simulated on gem5)")
 RECLAIM_EFFICIENCY = MetricSpec("reclaim_efficiency", "ratio", "ratio", "higher",

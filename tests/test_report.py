@@ -142,6 +142,17 @@ def test_table_exports_hold_every_run(report):
     assert len(pd.read_csv(csv)) == len(table)
 
 
+def test_each_phase_records_the_swap_cache_left_at_its_end(report):
+    import pandas as pd
+    table = pd.read_parquet(report["table"][1])
+    [run_dir] = (RUNS / "smoke").glob("thrash-baseline-*r0*")
+    ends = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    ends = [e["vmstat"]["nr_swapcached"] for e in ends if e.get("event") in ("phase", "phases_done")]
+    rows = table[(table["run_id"] == run_dir.name) & (table["metric"] == "swapcache_end")]
+    assert dict(zip(rows["phase"], rows["value"])) == {"fill": ends[1], "access": ends[2]}
+    assert ends[1] > 0  # the fixture's fill did leave pages in the swap cache
+
+
 def test_runs_the_study_no_longer_asks_for_are_set_aside(tmp_path):
     study = tmp_path / "smoke"
     shutil.copytree(RUNS / "smoke", study)
