@@ -10,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
 VERDICT_COLOURS = {"reproduced": "tab:green", "reversed": "tab:red"}
 INCONCLUSIVE = "tab:grey"
@@ -56,7 +56,10 @@ def reproduction_figure(seeds: pd.DataFrame):
     ax.set_xscale("log")
     plain = FuncFormatter(lambda value, _: f"{value:g}")  # 0.5, 2: not 5x10^-1, 2x10^0
     ax.xaxis.set_major_formatter(plain)
-    ax.xaxis.set_minor_formatter(plain)
+    # Label the minor ticks (0.6, 0.7, ...) only on an axis of about a decade: over
+    # several (a seed's 0.0003 beside ours near 1) their labels run into each other.
+    low, high = ax.get_xlim()
+    ax.xaxis.set_minor_formatter(plain if high / low <= 30 else NullFormatter())
     ax.tick_params(axis="x", which="both", labelsize=7)
     ax.set_yticks(range(len(rows)), labels, fontsize=8)
     ax.set_ylim(-0.7, len(rows) - 0.3)

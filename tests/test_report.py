@@ -116,6 +116,25 @@ def test_the_reproduction_plot_places_each_row_and_colours_it_by_verdict():
     assert reproduction_figure(seeds.iloc[2:].assign(seed_ratio=float("nan"))) is None
 
 
+def _minor_labels(figure):
+    figure.canvas.draw()
+    return [t.get_text() for t in figure.axes[0].xaxis.get_minorticklabels() if t.get_text()]
+
+
+def test_the_reproduction_plot_labels_minor_ticks_only_on_a_narrow_axis():
+    import pandas as pd
+
+    from analysis.reproduction_plot import reproduction_figure
+
+    def seeds(seed_ratio):
+        return pd.DataFrame([{"seed": "001", "experiment": "e", "metric": "m", "phase": "",
+                              "seed_ratio": seed_ratio, "paired_ratio": 0.83,
+                              "interval_low": 0.57, "interval_high": 1.16,
+                              "verdict": "inconclusive (n=5)"}])
+    assert "0.6" in _minor_labels(reproduction_figure(seeds(0.9)))
+    assert _minor_labels(reproduction_figure(seeds(0.0003))) == []  # the seed's 0.75 ms / 2.45 s
+
+
 def test_the_report_shows_the_reproduction_plot_under_the_seed_table(report):
     markdown = report["markdown"].read_text()
     table_end = markdown.index("## Experiments")
