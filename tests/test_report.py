@@ -11,6 +11,7 @@ from pathlib import Path
 import matplotlib.image
 import pytest
 
+from analysis.records import read_events
 from analysis.report import build_report
 from analysis.table import build_table
 from reclaimstudy.errors import StudyError
@@ -165,8 +166,8 @@ def test_each_phase_records_the_swap_cache_left_at_its_end(report):
     import pandas as pd
     table = pd.read_parquet(report["table"][1])
     [run_dir] = (RUNS / "smoke").glob("thrash-baseline-*r0*")
-    ends = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
-    ends = [e["vmstat"]["nr_swapcached"] for e in ends if e.get("event") in ("phase", "phases_done")]
+    ends = [e["vmstat"]["nr_swapcached"] for e in read_events(run_dir)
+            if e.get("event") in ("phase", "phases_done")]
     rows = table[(table["run_id"] == run_dir.name) & (table["metric"] == "swapcache_end")]
     assert dict(zip(rows["phase"], rows["value"])) == {"fill": ends[1], "access": ends[2]}
     assert ends[1] > 0  # the fixture's fill did leave pages in the swap cache
