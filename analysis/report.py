@@ -73,6 +73,8 @@ def spans_decades(values, decades: int = 2) -> bool:
 
 
 def _timeline_plot(rows: pd.DataFrame, policies: list[str], title: str, path: Path) -> Path | None:
+    """Per-step metrics (rounds, launches, passes): each policy's mean over repetitions as a
+    line and their range (minimum to maximum) as a band around it."""
     indexed = rows[rows["index"].notna() & rows["metric"].isin(TIMELINES)]
     if indexed.empty:
         return None
@@ -82,11 +84,18 @@ def _timeline_plot(rows: pd.DataFrame, policies: list[str], title: str, path: Pa
         data = indexed[indexed["metric"] == metric]
         plotted = []
         for policy in policies:
-            series = data[data["policy"] == policy].groupby("index")["value"].mean()
-            if not series.empty:
-                ax.plot(series.index, series.values, marker="o", markersize=3, label=policy,
-                        color=f"C{policies.index(policy)}")
-                plotted += list(series.values)
+            steps = data[data["policy"] == policy].groupby("index")["value"]
+            series = steps.mean()
+            if series.empty:
+                continue
+            color = f"C{policies.index(policy)}"
+            ax.plot(series.index, series.values, marker="o", markersize=3, label=policy,
+                    color=color)
+            low, high = steps.min(), steps.max()
+            if (high > low).any():  # repetitions that differ: show how far (thrash's bimodal fill)
+                ax.fill_between(series.index, low.values, high.values, color=color, alpha=0.15,
+                                linewidth=0)
+            plotted += list(low.values) + list(high.values)
         if spans_decades(plotted):
             ax.set_yscale("log")
         ax.set_xlabel(TIMELINES[metric])
@@ -381,7 +390,9 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
         figures = [
             _bar_plot(workload_part, policies, f"{experiment} on {system} [{backend}]",
                       plots / f"{stem}-metrics.png"),
-            _timeline_plot(raw, policies, f"{experiment}: per step", plots / f"{stem}-timeline.png"),
+            _timeline_plot(raw, policies,
+                           f"{experiment}: per step (line: mean; band: min-max over repetitions)",
+                           plots / f"{stem}-timeline.png"),
             _phase_plot(part, policies, f"{experiment}: phase durations", plots / f"{stem}-phases.png"),
         ]
         spec = by_name.get(experiment)

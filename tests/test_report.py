@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import matplotlib.image
+import pandas as pd
 import pytest
 
 from analysis.records import read_events
@@ -439,3 +440,25 @@ def test_a_timeline_spanning_decades_gets_a_log_axis_and_one_with_zeros_does_not
     assert not spans_decades([0.25, 0.2, 0.18])  # every round from disk
     assert not spans_decades([120.0, 0.0, 3.0])  # a count that reaches 0: no log axis
     assert not spans_decades([float("nan"), 1.0]) and not spans_decades([])
+
+
+def test_the_per_step_plot_draws_a_band_where_repetitions_differ(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+    from analysis import report
+    rows = pd.DataFrame([
+        {"policy": policy, "repetition": rep, "metric": "round_s", "index": float(i),
+         "value": value, "unit": "s"}
+        for policy, per_rep in {"baseline": [[0.2, 0.1], [2.4, 0.3]],  # differ: a band
+                                "mglru": [[0.25, 0.01], [0.25, 0.01]]}.items()  # equal: none
+        for rep, values in enumerate(per_rep) for i, value in enumerate(values)])
+    drawn = {}
+    monkeypatch.setattr(report, "_finish", lambda fig, title, path: drawn.setdefault("fig", fig))
+    report._timeline_plot(rows, ["baseline", "mglru"], "t", tmp_path / "t.png")
+    ax = drawn["fig"].axes[0]
+    bands = ax.collections
+    assert len(bands) == 1  # only the baseline's repetitions differ
+    band = bands[0].get_paths()[0].vertices
+    assert band[:, 1].max() == pytest.approx(2.4) and band[:, 1].min() == pytest.approx(0.1)
+    assert [list(line.get_ydata()) for line in ax.lines] == [[pytest.approx(1.3), pytest.approx(0.2)],
+                                                             [0.25, 0.01]]
+    plt.close(drawn["fig"])
