@@ -104,19 +104,24 @@ def _timeline_plot(rows: pd.DataFrame, policies: list[str], title: str, path: Pa
     return _finish(fig, title, path)
 
 
-def _phase_plot(part: pd.DataFrame, policies: list[str], title: str, path: Path) -> Path | None:
-    """Per-phase durations (guest clock; simulated time on gem5), one bar group per phase."""
-    durations = part[(part["metric"] == "phase_s")]
+def _phase_plot(raw: pd.DataFrame, policies: list[str], title: str, path: Path) -> Path | None:
+    """Per-phase durations (guest clock; simulated time on gem5), one bar group per phase:
+    bars are means over repetitions, dots each repetition (a bimodal phase shows as two
+    clusters, which a mean or a standard deviation would hide)."""
+    durations = raw[(raw["metric"] == "phase_s") & raw["phase"].notna()]
     if durations.empty:
         return None
     phases = list(dict.fromkeys(durations["phase"]))
-    fig, ax = plt.subplots(figsize=(min(14, max(4, 1.2 * len(phases) * len(policies) / 2)), 3.2))
+    fig, ax = plt.subplots(figsize=(min(14, max(5.5, 1.2 * len(phases) * len(policies) / 2)), 3.2))
     width = 0.8 / len(policies)
     for i, policy in enumerate(policies):
-        rows = durations[durations["policy"] == policy].set_index("phase")
-        ax.bar([x + i * width for x in range(len(phases))],
-               [rows.loc[p, "mean"] if p in rows.index else 0 for p in phases], width,
-               label=policy, color=f"C{i}")
+        rows = durations[durations["policy"] == policy]
+        means = rows.groupby("phase")["value"].mean()
+        xs = [x + i * width for x in range(len(phases))]
+        ax.bar(xs, [means.get(p, 0) for p in phases], width, label=policy, color=f"C{i}")
+        at = {p: x for p, x in zip(phases, xs)}
+        ax.plot([at[p] for p in rows["phase"]], rows["value"], "o", markersize=2.5,
+                color="black", alpha=0.6, linestyle="none")
     ax.set_xticks([x + width * (len(policies) - 1) / 2 for x in range(len(phases))], phases,
                   fontsize=8, rotation=45 if len(phases) > 8 else 0)  # the desktop has 17
     ax.set_ylabel("s")
@@ -393,7 +398,8 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
             _timeline_plot(raw, policies,
                            f"{experiment}: per step (line: mean; band: min-max over repetitions)",
                            plots / f"{stem}-timeline.png"),
-            _phase_plot(part, policies, f"{experiment}: phase durations", plots / f"{stem}-phases.png"),
+            _phase_plot(raw, policies, f"{experiment}: phase durations (bars: mean; dots: repetitions)",
+                        plots / f"{stem}-phases.png"),
         ]
         spec = by_name.get(experiment)
         experiments.append({

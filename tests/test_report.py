@@ -462,3 +462,20 @@ def test_the_per_step_plot_draws_a_band_where_repetitions_differ(tmp_path, monke
     assert [list(line.get_ydata()) for line in ax.lines] == [[pytest.approx(1.3), pytest.approx(0.2)],
                                                              [0.25, 0.01]]
     plt.close(drawn["fig"])
+
+
+def test_the_phase_plot_shows_every_repetition_beside_the_mean(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+    from analysis import report
+    fills = {"baseline": [0.19, 2.4, 0.2], "mglru": [0.25, 0.26, 0.25]}  # thrash's bimodal fill
+    rows = pd.DataFrame([{"policy": policy, "repetition": rep, "phase": "fill", "metric": "phase_s",
+                          "index": None, "value": value, "unit": "s"}
+                         for policy, values in fills.items() for rep, value in enumerate(values)])
+    drawn = {}
+    monkeypatch.setattr(report, "_finish", lambda fig, title, path: drawn.setdefault("fig", fig))
+    report._phase_plot(rows, ["baseline", "mglru"], "t", tmp_path / "t.png")
+    ax = drawn["fig"].axes[0]
+    heights = [bar.get_height() for bar in ax.patches]
+    assert heights == [pytest.approx(sum(v) / 3) for v in fills.values()]
+    assert [sorted(line.get_ydata()) for line in ax.lines] == [sorted(v) for v in fills.values()]
+    plt.close(drawn["fig"])
