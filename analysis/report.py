@@ -48,17 +48,25 @@ def _finish(fig, title: str, path: Path) -> Path:
     return path
 
 
-def _bar_plot(part: pd.DataFrame, policies: list[str], title: str, path: Path) -> Path | None:
+def _bar_plot(part: pd.DataFrame, raw: pd.DataFrame, policies: list[str], title: str,
+              path: Path) -> Path | None:
+    """The experiment's first workload metrics: a bar per policy (its mean, as the comparison
+    computes it) and a dot per repetition, which shows a spread that a standard deviation
+    would draw below zero or hide (two clusters)."""
     metrics = list(dict.fromkeys(zip(part["metric"], part["phase"], part["unit"])))[:MAX_BARS]
     if not metrics:
         return None
+    runs = raw[raw["index"].isna()].assign(phase=raw["phase"].fillna(""))
     fig, axes = plt.subplots(1, len(metrics), figsize=(3.2 * len(metrics), 3.2), squeeze=False)
     for ax, (metric, phase, unit) in zip(axes[0], metrics):
         rows = part[(part["metric"] == metric) & (part["phase"] == phase)].set_index("policy")
         present = [p for p in policies if p in rows.index]
         ax.bar(range(len(present)), [rows.loc[p, "mean"] for p in present],
-               yerr=[rows.loc[p, "std"] if rows.loc[p, "std"] == rows.loc[p, "std"] else 0
-                     for p in present], color=[f"C{policies.index(p)}" for p in present], capsize=3)
+               color=[f"C{policies.index(p)}" for p in present])
+        values = runs[(runs["metric"] == metric) & (runs["phase"] == phase)]
+        for x, policy in enumerate(present):
+            mine = values[values["policy"] == policy]["value"]
+            ax.plot([x] * len(mine), mine, "o", markersize=2.5, color="black", alpha=0.6)
         ax.set_xticks(range(len(present)), present, rotation=30, ha="right", fontsize=8)
         ax.set_title(f"{metric}" + (f" [{phase}]" if phase else ""), fontsize=9)
         ax.set_ylabel(unit, fontsize=8)
@@ -393,7 +401,8 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
         raw = table[(table["experiment"] == experiment) & (table["backend"] == backend)
                     & (table["system"] == system) & (table["status"] == "ok")]
         figures = [
-            _bar_plot(workload_part, policies, f"{experiment} on {system} [{backend}]",
+            _bar_plot(workload_part, raw[raw["source"] == "workload"], policies,
+                      f"{experiment} on {system} [{backend}] (bars: mean; dots: repetitions)",
                       plots / f"{stem}-metrics.png"),
             _timeline_plot(raw, policies,
                            f"{experiment}: per step (line: mean; band: min-max over repetitions)",

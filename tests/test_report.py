@@ -479,3 +479,22 @@ def test_the_phase_plot_shows_every_repetition_beside_the_mean(tmp_path, monkeyp
     assert heights == [pytest.approx(sum(v) / 3) for v in fills.values()]
     assert [sorted(line.get_ydata()) for line in ax.lines] == [sorted(v) for v in fills.values()]
     plt.close(drawn["fig"])
+
+
+def test_the_metric_bars_show_each_repetition_as_a_dot(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+    from analysis import report
+    firsts = {"baseline": [0.05, 0.26, 0.06], "mglru": [0.24, 0.25, 0.26]}
+    raw = pd.DataFrame([{"policy": policy, "repetition": rep, "phase": None, "metric": "first_round_s",
+                         "index": None, "value": value, "unit": "s"}
+                        for policy, values in firsts.items() for rep, value in enumerate(values)])
+    part = pd.DataFrame([{"policy": policy, "phase": "", "metric": "first_round_s", "unit": "s",
+                          "mean": sum(values) / 3} for policy, values in firsts.items()])
+    drawn = {}
+    monkeypatch.setattr(report, "_finish", lambda fig, title, path: drawn.setdefault("fig", fig))
+    report._bar_plot(part, raw, ["baseline", "mglru"], "t", tmp_path / "t.png")
+    ax = drawn["fig"].axes[0]
+    assert [bar.get_height() for bar in ax.patches] == [pytest.approx(sum(v) / 3) for v in firsts.values()]
+    assert [(set(line.get_xdata()), sorted(line.get_ydata())) for line in ax.lines] == \
+        [({x}, sorted(v)) for x, v in enumerate(firsts.values())]
+    plt.close(drawn["fig"])
