@@ -16,6 +16,7 @@ and segments.json (how each segment ended and its host time).
 """
 
 import json
+import re
 import shutil
 import time
 from pathlib import Path
@@ -23,6 +24,23 @@ from pathlib import Path
 from reclaimstudy.gem5_stats import BEGIN, PARTIAL_FILE
 
 COMPLETE = "complete.json"
+CONSOLE = "board.pc.com_1.device"
+# What Linux prints when a disk command got no answer: libata's error handler after its
+# 30-s command timeout, then the block layer's failed request. A run that shows either has
+# lost its disk (seen once: every later command timed out too, and the guest idled on
+# until the host-time limit, hours later), so its numbers mean nothing.
+DISK_ERROR = re.compile(r"^.*(?:ata\d+(?:\.\d+)?: exception Emask|I/O error, dev ).*$", re.M)
+
+
+def guest_disk_error(segments: list[Path]) -> str | None:
+    """The first console line, over the given segments, where the guest's disk failed."""
+    for directory in segments:
+        console = directory / CONSOLE
+        if console.is_file():
+            found = DISK_ERROR.search(console.read_text(errors="replace"))
+            if found:
+                return f"{directory.name}: {found.group(0).strip()}"
+    return None
 
 
 def completed(work: Path) -> list[Path]:
@@ -58,6 +76,13 @@ def run_segmented(simulate, params: dict, boot_checkpoint: Path, every_sim_s: fl
             segment={"every_sim_s": every_sim_s, "at_phases": True, "save_to": str(outdir / "cpt"),
                      "phases_begun": bool(previous and previous["segment"]["phases_begun"])})
         result = simulate(segment_params, outdir, left + 300)
+        # Even a run that went on to exit waited 30 s on its disk: it fails too. One with
+        # the error stops here rather than simulate an idle guest to the time limit.
+        failed = guest_disk_error(done + [outdir])
+        if failed:
+            result = {**result, "status": "guest-disk-error",
+                      "detail": f"the guest's disk stopped answering ({failed})"}
+            break
         if result["status"] != "segment":
             break
         (outdir / COMPLETE).write_text(json.dumps(result, indent=1) + "\n")
@@ -90,7 +115,7 @@ def join_outputs(segments: list[Path], last: dict, run_dir: Path) -> list[dict]:
             cut = result.get("segment") or {}
             if cut.get("partial_block"):
                 partial.append(blocks - 1)
-            guest = directory / "board.pc.com_1.device"
+            guest = directory / CONSOLE
             if guest.is_file():
                 console.write(guest.read_text(errors="replace"))
             summary.append({"segment": index, "status": result["status"],

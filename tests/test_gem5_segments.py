@@ -86,6 +86,44 @@ def test_a_killed_segmented_run_resumes_from_its_newest_checkpoint_and_ends_the_
     assert [s["ended"] for s in segments] == ["grid", "phase", None]
 
 
+class LostDisk(FakeGem5):
+    """The guest's disk stops answering in the first segment; the guest then idles on,
+    segment after segment, as a run did on gem5 (libata's timeout shows 30 s later)."""
+
+    def __call__(self, params, outdir, timeout_s):
+        result = super().__call__(params, outdir, timeout_s)
+        if self.calls == 2:
+            (outdir / "board.pc.com_1.device").write_text(
+                "ata1.00: exception Emask 0x0 SAct 0x0 SErr 0x0 action 0x6 frozen\n"
+                "I/O error, dev sda, sector 1892976 op 0x0:(READ)\n")
+        return result
+
+
+def test_a_run_whose_guest_disk_stops_answering_fails_at_once_and_names_it(tmp_path):
+    run_dir, work = tmp_path / "run", tmp_path / "work"
+    run_dir.mkdir()
+    gem5 = LostDisk()
+    result = gem5_segments.run_segmented(gem5, {}, tmp_path / "boot", 1.0, work, run_dir, 3600)
+    assert gem5.calls == 2, "no segment is simulated after the error shows"
+    assert result["status"] == "guest-disk-error"
+    assert "seg-001: ata1.00: exception Emask 0x0" in result["detail"]
+    assert "ata1.00: exception" in (run_dir / "console.log").read_text()
+    assert work.exists(), "a failed run keeps its checkpoints for a look"
+    # resumed later, it stops again instead of simulating on from its last checkpoint
+    (work / "seg-001" / "complete.json").write_text(json.dumps({**result, "status": "segment"}))
+    again = FakeGem5()
+    again.calls = 2
+    result = gem5_segments.run_segmented(again, {}, tmp_path / "boot", 1.0, work, run_dir, 3600)
+    assert result["status"] == "guest-disk-error" and "seg-001" in result["detail"]
+
+
+def test_a_console_without_disk_errors_is_not_one(tmp_path):
+    (tmp_path / "seg-000").mkdir()
+    (tmp_path / "seg-000" / "board.pc.com_1.device").write_text(
+        "ata1: SATA link up\nscsi 0:0:0:0: Direct-Access ATA\nEXT4-fs (sda): mounted\n")
+    assert gem5_segments.guest_disk_error([tmp_path / "seg-000", tmp_path / "none"]) is None
+
+
 def test_a_phase_cut_at_checkpoints_is_one_phase():
     assert phase_groups(4, {0, 1}) == [[0, 1, 2], [3]]
     assert phase_groups(3, set()) == [[0], [1], [2]]
