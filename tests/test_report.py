@@ -498,3 +498,17 @@ def test_the_metric_bars_show_each_repetition_as_a_dot(tmp_path, monkeypatch):
     assert [(set(line.get_xdata()), sorted(line.get_ydata())) for line in ax.lines] == \
         [({x}, sorted(v)) for x, v in enumerate(firsts.values())]
     plt.close(drawn["fig"])
+
+
+def test_a_failed_run_is_listed_with_a_link_to_its_run_json(tmp_path):
+    results = tmp_path / "results"
+    shutil.copytree(RUNS / "smoke", results / "smoke")
+    run_id = "lazyfree-madv-free-off-ci-tiny-r1-qemu-20e2b90b66"
+    path = results / "smoke" / run_id / "run.json"
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps({**record, "status": "failed",
+                                "reason": "gem5 guest-disk-error: the guest's disk stopped answering"}))
+    markdown = build_report(load_study("smoke"), results)["markdown"].read_text()
+    failed = markdown.split("## Failed runs")[1].split("\n## ")[0]
+    assert (f"| [{run_id}](../{run_id}/run.json) | lazyfree | madv-free-off | ci-tiny | qemu | "
+            "gem5 guest-disk-error: the guest's disk stopped answering |") in failed
