@@ -20,7 +20,7 @@ from reclaimstudy.record import run_seed
 from reclaimstudy.backends import Backend, Outcome, Prepared
 from reclaimstudy.builds import compilers_of, links_tcmalloc
 from reclaimstudy.errors import StudyError
-from reclaimstudy.gem5_segments import run_segmented
+from reclaimstudy.gem5_segments import CONSOLE, run_segmented
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.guest import kernel_cmdline
 from reclaimstudy.image import Image, build_image, image_inputs, image_key
@@ -307,8 +307,7 @@ def _boot_and_checkpoint(gem5: Gem5, kernel: Kernel, image: Image, system: Syste
 
 class Gem5Backend(Backend):
     name = NAME
-    # gem5's name for the first UART's output file (board.pc.com_1, stdlib X86Board).
-    console_file = "board.pc.com_1.device"
+    console_file = CONSOLE
 
     def identity(self, spec) -> dict:
         gem5 = find_gem5()

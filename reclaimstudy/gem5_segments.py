@@ -24,6 +24,7 @@ from pathlib import Path
 from reclaimstudy.gem5_stats import BEGIN, PARTIAL_FILE
 
 COMPLETE = "complete.json"
+# gem5's name for the first UART's output file (board.pc.com_1, stdlib X86Board).
 CONSOLE = "board.pc.com_1.device"
 # What Linux prints when a disk command got no answer: libata's error handler after its
 # 30-s command timeout, then the block layer's failed request. A run that shows either has
@@ -66,6 +67,7 @@ def run_segmented(simulate, params: dict, boot_checkpoint: Path, every_sim_s: fl
     done = completed(work)
     resumed_at = len(done)
     started = time.monotonic()
+    earlier = guest_disk_error(done)  # a resumed run's segments are read once, not per segment
     while True:
         previous = json.loads((done[-1] / COMPLETE).read_text()) if done else None
         outdir = work / f"seg-{len(done):03d}"
@@ -78,7 +80,7 @@ def run_segmented(simulate, params: dict, boot_checkpoint: Path, every_sim_s: fl
         result = simulate(segment_params, outdir, left + 300)
         # Even a run that went on to exit waited 30 s on its disk: it fails too. One with
         # the error stops here rather than simulate an idle guest to the time limit.
-        failed = guest_disk_error(done + [outdir])
+        failed = earlier or guest_disk_error([outdir])
         if failed:
             result = {**result, "status": "guest-disk-error",
                       "detail": f"the guest's disk stopped answering ({failed})"}
