@@ -20,6 +20,7 @@ from reclaimstudy.record import run_seed
 from reclaimstudy.backends import Backend, Outcome, Prepared
 from reclaimstudy.builds import compilers_of, links_tcmalloc
 from reclaimstudy.errors import StudyError
+from reclaimstudy.gem5_pins import lower_interrupt_pins
 from reclaimstudy.gem5_segments import CONSOLE, run_segmented
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.guest import kernel_cmdline
@@ -207,8 +208,10 @@ def gem5_params(mode: str, system: System, kernel: Kernel, image: Image, checkpo
 
 
 def simulate(gem5: Gem5, params: dict, outdir: Path, timeout_s: float) -> dict:
-    """Run gem5 on reclaim_fs.py; return result.json plus host measurements."""
+    """Run gem5 on reclaim_fs.py; return result.json plus host measurements (and, for a
+    restore, the interrupt pins lowered in its checkpoint: gem5_pins)."""
     outdir.mkdir(parents=True, exist_ok=True)
+    lowered = lower_interrupt_pins(Path(params["checkpoint"])) if params["mode"] == "run" else []
     params_path = outdir / "params.json"
     params_path.write_text(json.dumps(params, indent=2) + "\n")
     measured = run_measured(
@@ -220,7 +223,7 @@ def simulate(gem5: Gem5, params: dict, outdir: Path, timeout_s: float) -> dict:
                                        f"(see {outdir}/simerr.txt)"}
     if measured["timed_out"]:
         result = {"status": "host-timeout", "detail": f"killed after {timeout_s:.0f} s"}
-    return {**result, "host": measured}
+    return {**result, "host": measured, "pins_lowered": lowered}
 
 
 def kvm_usable(gem5: Gem5, system: System, kernel: Kernel, image: Image) -> tuple[bool, str]:
@@ -361,6 +364,7 @@ class Gem5Backend(Backend):
                 gem5_console.rename(run_dir / "console.log")
         info = {"status": result["status"], "detail": result.get("detail", ""),
                 "sim_seconds": result.get("sim_seconds"), **result["host"],
+                "pins_lowered": result["pins_lowered"],
                 **{k: result[k] for k in ("segments", "resumed_at_segment") if k in result}}
         failure = None if result["status"] == "exit" else \
             f"gem5 {result['status']}: {result.get('detail', '')}".strip()

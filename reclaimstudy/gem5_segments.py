@@ -65,9 +65,12 @@ def run_segmented(simulate, params: dict, boot_checkpoint: Path, every_sim_s: fl
     Returns the last segment's result, with the run's host figures and segment count."""
     work.mkdir(parents=True, exist_ok=True)
     done = completed(work)
+    if guest_disk_error(done):  # kept for inspection after a failure; redone from the boot
+        shutil.rmtree(work)
+        work.mkdir()
+        done = []
     resumed_at = len(done)
     started = time.monotonic()
-    earlier = guest_disk_error(done)  # a resumed run's segments are read once, not per segment
     while True:
         previous = json.loads((done[-1] / COMPLETE).read_text()) if done else None
         outdir = work / f"seg-{len(done):03d}"
@@ -80,7 +83,7 @@ def run_segmented(simulate, params: dict, boot_checkpoint: Path, every_sim_s: fl
         result = simulate(segment_params, outdir, left + 300)
         # Even a run that went on to exit waited 30 s on its disk: it fails too. One with
         # the error stops here rather than simulate an idle guest to the time limit.
-        failed = earlier or guest_disk_error([outdir])
+        failed = guest_disk_error([outdir])
         if failed:
             result = {**result, "status": "guest-disk-error",
                       "detail": f"the guest's disk stopped answering ({failed})"}
@@ -99,7 +102,9 @@ def run_segmented(simulate, params: dict, boot_checkpoint: Path, every_sim_s: fl
     host["wall_seconds"] = round(sum(s["host_wall_seconds"] for s in summary), 2)
     host["cpu_seconds"] = round(sum(s.get("host_cpu_seconds") or 0 for s in summary), 2)
     host["max_rss_mib"] = max(s["host_max_rss_mib"] or 0 for s in summary)
-    return {**result, "host": host, "segments": len(segments), "resumed_at_segment": resumed_at}
+    lowered = [f"{s['segment']:03d}: {pin}" for s in summary for pin in s["pins_lowered"]]
+    return {**result, "host": host, "segments": len(segments), "resumed_at_segment": resumed_at,
+            "pins_lowered": lowered}
 
 
 def join_outputs(segments: list[Path], last: dict, run_dir: Path) -> list[dict]:
@@ -126,7 +131,8 @@ def join_outputs(segments: list[Path], last: dict, run_dir: Path) -> list[dict]:
                             "sim_seconds": result.get("sim_seconds"),
                             "host_wall_seconds": result["host"]["wall_seconds"],
                             "host_cpu_seconds": result["host"].get("cpu_seconds"),
-                            "host_max_rss_mib": result["host"].get("max_rss_mib")})
+                            "host_max_rss_mib": result["host"].get("max_rss_mib"),
+                            "pins_lowered": result.get("pins_lowered", [])})
     (run_dir / PARTIAL_FILE).write_text(json.dumps({"partial_blocks": partial}) + "\n")
     (run_dir / "segments.json").write_text(json.dumps(summary, indent=1) + "\n")
     for name in ("gem5.log", "simout.txt", "simerr.txt"):

@@ -86,6 +86,24 @@ def test_a_killed_segmented_run_resumes_from_its_newest_checkpoint_and_ends_the_
     assert [s["ended"] for s in segments] == ["grid", "phase", None]
 
 
+class HighPin(FakeGem5):
+    """Restoring the second segment's checkpoint lowered an interrupt pin (gem5_pins)."""
+
+    def __call__(self, params, outdir, timeout_s):
+        result = super().__call__(params, outdir, timeout_s)
+        return {**result, "pins_lowered": ["io_apic pin 14"] if self.calls == 2 else []}
+
+
+def test_the_pins_lowered_at_each_restore_are_recorded_per_segment_and_for_the_run(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    result = gem5_segments.run_segmented(HighPin(), {}, tmp_path / "boot", 1.0,
+                                         tmp_path / "work", run_dir, 3600)
+    assert result["pins_lowered"] == ["001: io_apic pin 14"]
+    segments = json.loads((run_dir / "segments.json").read_text())
+    assert [s["pins_lowered"] for s in segments] == [[], ["io_apic pin 14"], []]
+
+
 class LostDisk(FakeGem5):
     """The guest's disk stops answering in the first segment; the guest then idles on,
     segment after segment, as a run did on gem5 (libata's timeout shows 30 s later)."""
@@ -109,12 +127,15 @@ def test_a_run_whose_guest_disk_stops_answering_fails_at_once_and_names_it(tmp_p
     assert "seg-001: ata1.00: exception Emask 0x0" in result["detail"]
     assert "ata1.00: exception" in (run_dir / "console.log").read_text()
     assert work.exists(), "a failed run keeps its checkpoints for a look"
-    # resumed later, it stops again instead of simulating on from its last checkpoint
+    # Redone later (a sweep redoes failed runs), it starts again from the boot checkpoint
+    # rather than from one taken after the disk was lost, even if the failed segment was
+    # kept as complete (as the first run with this error was, before this check).
     (work / "seg-001" / "complete.json").write_text(json.dumps({**result, "status": "segment"}))
     again = FakeGem5()
-    again.calls = 2
     result = gem5_segments.run_segmented(again, {}, tmp_path / "boot", 1.0, work, run_dir, 3600)
-    assert result["status"] == "guest-disk-error" and "seg-001" in result["detail"]
+    assert again.restored_from[0] == str(tmp_path / "boot")
+    assert result["status"] == "exit" and result["resumed_at_segment"] == 0
+    assert "ata1.00" not in (run_dir / "console.log").read_text()
 
 
 def test_a_console_without_disk_errors_is_not_one(tmp_path):

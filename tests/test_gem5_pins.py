@@ -1,0 +1,81 @@
+"""A checkpoint's interrupt controllers are made to agree with the wires gem5 restores
+low (reclaimstudy/gem5_pins.py), before every restore (gem5_backend.simulate)."""
+
+import json
+import sys
+from pathlib import Path
+
+from reclaimstudy import gem5_backend
+from reclaimstudy.gem5_pins import lower_interrupt_pins
+
+# The three controllers' sections as gem5 v24.0.0.1 writes them (shortened), from the
+# checkpoint where thrash-control/baseline/r3 lost its disk: the IDE line high.
+CHECKPOINT = """[board.pc.south_bridge.pic1]
+mode=0
+pinStates=false false false false false false false false
+
+[board.pc.south_bridge.pic2]
+pinStates=false false false false false false true false
+IRR=0
+
+[board.pc.south_bridge.io_apic]
+regSel=16
+pinStates=false false false false false false false false false false false false false false true false false false false false false false false false
+
+[board.pc.south_bridge.ide.disks1]
+intrPending=true
+"""
+
+
+def checkpoint(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "cpt").mkdir()
+    (tmp_path / "cpt" / "m5.cpt").write_text(text)
+    return tmp_path / "cpt"
+
+
+def test_every_high_pin_is_lowered_and_named_and_nothing_else_changes(tmp_path):
+    cpt = checkpoint(tmp_path, CHECKPOINT)
+    assert lower_interrupt_pins(cpt) == ["board.pc.south_bridge.pic2 pin 6",
+                                         "board.pc.south_bridge.io_apic pin 14"]
+    after = (cpt / "m5.cpt").read_text()
+    assert "true" not in after.replace("intrPending=true", "")
+    assert "intrPending=true" in after, "a device's own pending interrupt is its state"
+    assert after.replace("true", "false") == CHECKPOINT.replace("true", "false")
+    assert [p.name for p in cpt.iterdir()] == ["m5.cpt"]
+    assert lower_interrupt_pins(cpt) == [], "a second pass finds nothing"
+
+
+def test_a_checkpoint_with_every_pin_low_is_left_alone(tmp_path):
+    low = CHECKPOINT.replace("false true false\n", "false false false\n") \
+        .replace("false true false false", "false false false false")
+    cpt = checkpoint(tmp_path, low)
+    before = (cpt / "m5.cpt").stat().st_mtime_ns
+    assert lower_interrupt_pins(cpt) == []
+    assert (cpt / "m5.cpt").read_text() == low and (cpt / "m5.cpt").stat().st_mtime_ns == before
+
+
+FAKE_GEM5 = """#!{python}
+import json, shutil, sys
+outdir, params = sys.argv[2], json.load(open(sys.argv[-1]))
+shutil.copy(params["checkpoint"] + "/m5.cpt", outdir + "/seen.cpt")
+json.dump({{"status": "exit", "sim_seconds": 1.0}}, open(outdir + "/result.json", "w"))
+"""
+
+
+def test_gem5_restores_the_checkpoint_with_its_pins_lowered_and_the_result_says_which(tmp_path):
+    binary = tmp_path / "gem5.opt"
+    binary.write_text(FAKE_GEM5.format(python=sys.executable))
+    binary.chmod(0o755)
+    gem5 = gem5_backend.Gem5(binary, "24.0.0.1", "0" * 64, {}, None)
+    cpt = checkpoint(tmp_path, CHECKPOINT)
+    out = tmp_path / "out"
+    result = gem5_backend.simulate(gem5, {"mode": "run", "checkpoint": str(cpt)}, out, 60)
+    assert result["status"] == "exit"
+    assert result["pins_lowered"] == ["board.pc.south_bridge.pic2 pin 6",
+                                      "board.pc.south_bridge.io_apic pin 14"]
+    assert "pinStates" in (out / "seen.cpt").read_text()
+    assert "true" not in (out / "seen.cpt").read_text().replace("intrPending=true", "")
+    boot = gem5_backend.simulate(gem5, {"mode": "boot", "checkpoint": str(tmp_path / "new")},
+                                 tmp_path / "boot", 60)
+    assert boot["pins_lowered"] == [], "a boot saves a checkpoint, it restores none"
+    assert json.loads((out / "params.json").read_text())["checkpoint"] == str(cpt)
