@@ -207,6 +207,17 @@ def gem5_params(mode: str, system: System, kernel: Kernel, image: Image, checkpo
     }
 
 
+def run_params(spec, prepared: Prepared, job: str, timeout_s: float,
+               max_sim_seconds: float = 3600.0) -> dict:
+    """A run's parameters: the spec's system restored from its boot checkpoint."""
+    system, kernel = spec.system, prepared.parts["kernel"]
+    return gem5_params("run", system, kernel, prepared.parts["image"],
+                       prepared.parts["checkpoint"] / "cpt", system.cpu.model,
+                       kernel_cmdline(NAME, gem5_kernel_args(kernel.hz, system), system.disk.swap),
+                       job=job, disk_seed=run_seed(spec.repetition),
+                       max_sim_seconds=max_sim_seconds, max_host_seconds=timeout_s)
+
+
 def simulate(gem5: Gem5, params: dict, outdir: Path, timeout_s: float) -> dict:
     """Run gem5 on reclaim_fs.py; return result.json plus host measurements (and, for a
     restore, the interrupt pins lowered in its checkpoint: gem5_pins)."""
@@ -342,13 +353,8 @@ class Gem5Backend(Backend):
     def run(self, spec, prepared: Prepared, job: Path, run_dir: Path,
             timeout_s: float | None = None, work: Path | None = None) -> Outcome:
         timeout_s = timeout_s or DEFAULT_TIMEOUT_S
-        system, kernel, gem5 = spec.system, prepared.parts["kernel"], prepared.parts["gem5"]
-        boot = prepared.parts["checkpoint"] / "cpt"
-        params = gem5_params("run", system, kernel, prepared.parts["image"], boot,
-                             system.cpu.model,
-                             kernel_cmdline(NAME, gem5_kernel_args(kernel.hz, system), system.disk.swap),
-                             job=job.read_text(), disk_seed=run_seed(spec.repetition),
-                             max_sim_seconds=3600.0, max_host_seconds=timeout_s)
+        gem5, boot = prepared.parts["gem5"], prepared.parts["checkpoint"] / "cpt"
+        params = run_params(spec, prepared, job.read_text(), timeout_s)
         schedule = spec.checkpoints()
         if schedule:
             if work is None:

@@ -330,3 +330,50 @@ def test_gems_mmu_sets_the_accessed_and_dirty_flags_reclaim_reads(tmp_path):
     assert flags["referenced_kib_used_again"] == flags["pages"] * 4, flags
     assert flags["lazyfree_kib_rewritten"] == 0, flags
     assert flags["faults_reading_again"] == flags["faults_rewriting"] == 0, flags
+
+
+@needs_gem5
+def test_a_checkpoint_saved_with_the_ide_line_high_restores_with_a_disk_that_answers(
+        tmp_path, monkeypatch):
+    """gem5 restores interrupt lines low but keeps the I/O APIC's record of them high
+    (reclaimstudy/gem5_pins.py): a checkpoint saved with the IDE line high lost the
+    disk's next interrupt. ci-tiny's boot checkpoint gets that line high by hand; restored
+    as the study restores, the run finishes; restored as gem5 alone would, the guest
+    waits on its disk until the simulated-time limit."""
+    import re
+    import shutil
+    from reclaimstudy.gem5_segments import CONSOLE, DISK_ERROR
+
+    backend, workload = gem5_backend.Gem5Backend(), get_workload("smoke")
+    spec = runs.RunSpec("pins", get_system("ci-tiny"), get_policy("baseline"), workload,
+                        workload.arguments({"read_mib": 4, "anon_mib": 8}), 0, "gem5")
+    prepared = backend.prepare(spec)
+    params = gem5_backend.run_params(spec, prepared, runs.job_text(spec, "pins"), 1800,
+                                     max_sim_seconds=1.0)
+    boot = tmp_path / "cpt"
+    shutil.copytree(params["checkpoint"], boot)
+    params["checkpoint"] = str(boot)
+    saved = (boot / "m5.cpt").read_text()
+
+    def ide_line_high():
+        section = saved.index("[board.pc.south_bridge.io_apic]")
+        line = re.compile(r"^pinStates=.*$", re.M).search(saved, section)
+        states = line.group(0).split("=")[1].split()
+        assert states[14] == "false", "ci-tiny's boot checkpoint has the IDE line low"
+        states[14] = "true"
+        (boot / "m5.cpt").write_text(saved[:line.start()] + "pinStates=" + " ".join(states)
+                                     + saved[line.end():])
+
+    gem5 = prepared.parts["gem5"]
+    ide_line_high()
+    fixed = gem5_backend.simulate(gem5, params, tmp_path / "fixed", timeout_s=1800)
+    assert fixed["status"] == "exit", fixed
+    assert fixed["pins_lowered"] == ["board.pc.south_bridge.io_apic pin 14"]
+    assert not DISK_ERROR.search((tmp_path / "fixed" / CONSOLE).read_text(errors="replace"))
+
+    ide_line_high()
+    monkeypatch.setattr(gem5_backend, "lower_interrupt_pins", lambda checkpoint: [])
+    stuck = gem5_backend.simulate(gem5, params, tmp_path / "stuck", timeout_s=1800)
+    assert stuck["status"] == "sim-time-limit", stuck
+    print(f"restored with the line lowered: exit at {fixed['sim_seconds']:.3f} s simulated; "
+          f"as saved: no exit in {stuck['sim_seconds']:.3f} s")
