@@ -288,6 +288,17 @@ def test_totals_count_the_gem5_runs_a_stopped_sweep_cut_short_and_a_later_one_re
     assert (got["runs"], got["wall_h"], got["cpu_h"], got["resumed_runs"]) == (4, 4, 2, 2)
 
 
+def test_totals_count_the_runs_whose_restores_lowered_an_interrupt_pin_among_those_that_say():
+    from analysis.report import _totals
+
+    def record(pins=None, status="ok"):
+        info = {} if pins is None else {"pins_lowered": pins}
+        return PublishedRun(Path("."), {"status": status, "wall_seconds": 60, "backend_info": info})
+    got = _totals([record(), record([]), record(["003: io_apic pin 14"]), record([]),
+                   record(["001: pic2 pin 6"], status="failed")])
+    assert (got["pins_runs"], got["pins_lowered_runs"]) == (3, 1)
+
+
 def test_report_says_what_its_runs_cost(report):
     markdown = report["markdown"].read_text()
     section = markdown.split("## What the runs cost", 1)[1].split("\n## ", 1)[0]
