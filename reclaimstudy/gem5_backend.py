@@ -20,7 +20,7 @@ from reclaimstudy.record import run_seed
 from reclaimstudy.backends import Backend, Outcome, Prepared
 from reclaimstudy.builds import compilers_of, links_tcmalloc
 from reclaimstudy.errors import StudyError
-from reclaimstudy.gem5_pins import lower_interrupt_pins
+from reclaimstudy.gem5_checkpoint import drive_state, lower_interrupt_pins
 from reclaimstudy.gem5_segments import CONSOLE, run_segmented
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.guest import kernel_cmdline
@@ -95,10 +95,11 @@ class Gem5:
 
 
 
-# What gem5-patches/ 0002 and 0003 add to the series' name (DiskTiming.RECLAIMSTUDY_SERIES),
+# What gem5-patches/ 0002-0004 add to the series' name (DiskTiming.RECLAIMSTUDY_SERIES),
 # and why no run may go without them.
 INTERRUPT_SHADOW = "sti-shadow-1"
 PTE_FLAGS = "pte-ad-1"
+CHECKPOINT_STATE = "ckpt-state-1"
 REQUIRED = {
     INTERRUPT_SHADOW: ("0002", "gem5 v24.0.0.1 takes an interrupt between STI and HLT, so "
                        "the idle guest can halt with work queued and sleep until its next "
@@ -106,18 +107,21 @@ REQUIRED = {
     PTE_FLAGS: ("0003", "gem5 v24.0.0.1 never sets the accessed flag in a leaf page-table "
                 "entry (nor the dirty flag), so once Linux has cleared it every mapped page "
                 "looks unreferenced to reclaim, however often it is used"),
+    CHECKPOINT_STATE: ("0004", "without it every checkpoint restore (each segment boundary "
+                       "of a run) empties the modelled disk's write cache and queue, puts "
+                       "its head back at sector 0 and its random source back at the seed"),
 }
 
 
 def require_patches(gem5: Gem5, system: System) -> None:
-    """Every run needs 0002's interrupt shadow and 0003's page-table flags; a
-    request-level disk needs 0001 too."""
+    """Every run needs 0002's interrupt shadow, 0003's page-table flags and 0004's
+    checkpointed state; a request-level disk needs 0001 too."""
     if system.disk.timing is not None and gem5.series is None:
         raise StudyError(
             f"system {system.name} models its disk per request ([disk.timing] model = "
             f"{system.disk.timing.model!r}), which needs gem5 built with gem5-patches/, but "
             f"GEM5={gem5.path} is a stock gem5: {UNPATCHED_HINT}")
-    have = (gem5.series or "").split()  # "disk-timing-1 sti-shadow-1 pte-ad-1"
+    have = (gem5.series or "").split()  # "disk-timing-1 sti-shadow-1 pte-ad-1 ckpt-state-1"
     for marker, (patch, why) in REQUIRED.items():
         if marker not in have:
             built = f"built with series {gem5.series!r}" if gem5.series else "a stock gem5"
@@ -220,9 +224,12 @@ def run_params(spec, prepared: Prepared, job: str, timeout_s: float,
 
 def simulate(gem5: Gem5, params: dict, outdir: Path, timeout_s: float) -> dict:
     """Run gem5 on reclaim_fs.py; return result.json plus host measurements (and, for a
-    restore, the interrupt pins lowered in its checkpoint: gem5_pins)."""
+    restore, the interrupt pins lowered in its checkpoint and its drives' state there:
+    gem5_checkpoint)."""
     outdir.mkdir(parents=True, exist_ok=True)
-    lowered = lower_interrupt_pins(Path(params["checkpoint"])) if params["mode"] == "run" else []
+    restoring = params["mode"] == "run"
+    lowered = lower_interrupt_pins(Path(params["checkpoint"])) if restoring else []
+    drives = drive_state(Path(params["checkpoint"])) if restoring else {}
     params_path = outdir / "params.json"
     params_path.write_text(json.dumps(params, indent=2) + "\n")
     measured = run_measured(
@@ -234,7 +241,7 @@ def simulate(gem5: Gem5, params: dict, outdir: Path, timeout_s: float) -> dict:
                                        f"(see {outdir}/simerr.txt)"}
     if measured["timed_out"]:
         result = {"status": "host-timeout", "detail": f"killed after {timeout_s:.0f} s"}
-    return {**result, "host": measured, "pins_lowered": lowered}
+    return {**result, "host": measured, "pins_lowered": lowered, "drives_at_restore": drives}
 
 
 def kvm_usable(gem5: Gem5, system: System, kernel: Kernel, image: Image) -> tuple[bool, str]:
@@ -371,7 +378,8 @@ class Gem5Backend(Backend):
         info = {"status": result["status"], "detail": result.get("detail", ""),
                 "sim_seconds": result.get("sim_seconds"), **result["host"],
                 "pins_lowered": result["pins_lowered"],
-                **{k: result[k] for k in ("segments", "resumed_at_segment") if k in result}}
+                **{k: result[k] for k in ("segments", "resumed_at_segment", "drive_backlog_max")
+                   if k in result}}
         failure = None if result["status"] == "exit" else \
             f"gem5 {result['status']}: {result.get('detail', '')}".strip()
         return Outcome(failure, info)

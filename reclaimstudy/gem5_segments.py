@@ -103,8 +103,11 @@ def run_segmented(simulate, params: dict, boot_checkpoint: Path, every_sim_s: fl
     host["cpu_seconds"] = round(sum(s.get("host_cpu_seconds") or 0 for s in summary), 2)
     host["max_rss_mib"] = max(s["host_max_rss_mib"] or 0 for s in summary)
     lowered = [f"{s['segment']:03d}: {pin}" for s in summary for pin in s["pins_lowered"]]
+    # What the restores carried over (gem5-patches/0004), the most at any one of them.
+    drives = [d for s in summary for d in s["drives_at_restore"].values()]
+    backlog = {key: max((d[key] for d in drives), default=0.0) for key in ("cached_kib", "busy_ms")}
     return {**result, "host": host, "segments": len(segments), "resumed_at_segment": resumed_at,
-            "pins_lowered": lowered}
+            "pins_lowered": lowered, "drive_backlog_max": backlog}
 
 
 def join_outputs(segments: list[Path], last: dict, run_dir: Path) -> list[dict]:
@@ -132,7 +135,8 @@ def join_outputs(segments: list[Path], last: dict, run_dir: Path) -> list[dict]:
                             "host_wall_seconds": result["host"]["wall_seconds"],
                             "host_cpu_seconds": result["host"].get("cpu_seconds"),
                             "host_max_rss_mib": result["host"].get("max_rss_mib"),
-                            "pins_lowered": result.get("pins_lowered", [])})
+                            "pins_lowered": result.get("pins_lowered", []),
+                            "drives_at_restore": result.get("drives_at_restore", {})})
     (run_dir / PARTIAL_FILE).write_text(json.dumps({"partial_blocks": partial}) + "\n")
     (run_dir / "segments.json").write_text(json.dumps(summary, indent=1) + "\n")
     for name in ("gem5.log", "simout.txt", "simerr.txt"):

@@ -336,7 +336,7 @@ def test_gems_mmu_sets_the_accessed_and_dirty_flags_reclaim_reads(tmp_path):
 def test_a_checkpoint_saved_with_the_ide_line_high_restores_with_a_disk_that_answers(
         tmp_path, monkeypatch):
     """gem5 restores interrupt lines low but keeps the I/O APIC's record of them high
-    (reclaimstudy/gem5_pins.py): a checkpoint saved with the IDE line high lost the
+    (reclaimstudy/gem5_checkpoint.py): a checkpoint saved with the IDE line high lost the
     disk's next interrupt. ci-tiny's boot checkpoint gets that line high by hand; restored
     as the study restores, the run finishes; restored as gem5 alone would, the guest
     waits on its disk until the simulated-time limit."""

@@ -93,3 +93,30 @@ def test_the_runs_seed_decides_the_drives_luck_and_nothing_else_does(tmp_path):
     records, stats = measured(first)
     other_records, other_stats = measured(other)
     assert records != other_records and stats[0] != other_stats[0]
+
+
+def test_a_run_cut_into_segments_seeks_and_waits_as_one_never_cut(tmp_path):
+    """gem5-patches/0004 checkpoints the drive (head position, write cache, queue, random
+    source): restored at every phase boundary and every 20 simulated ms, the drive meets
+    the guest's commands from where it was, so its seeks and rotational waits, which
+    depend on nothing but the sequence of commands, sum as in the uncut run. Without
+    0004 each segment began at sector 0 with the seed's first draws."""
+    workload, system = get_workload("disk-calib"), get_system("desktop-hdd-128")
+
+    def run(results, every_s):
+        spec = runs.RunSpec("gem5-disk", system, get_policy("baseline"), workload,
+                            workload.arguments(SMALL), 0, "gem5", checkpoint_every_s=every_s)
+        record = runs.execute(spec, gem5_backend.Gem5Backend(), results=results,
+                              timeout_s=3600)
+        assert record["status"] == "ok", record["reason"]
+        return record, results / "gem5-disk" / record["run_id"]
+
+    def drive(directory):
+        blocks = select_values(directory / "stats.txt", [ROTATION])
+        return {name: sum(block.get(name, 0) for block in blocks)
+                for name in set().union(*blocks)}
+    _, whole = run(tmp_path / "whole", None)
+    cut_record, cut = run(tmp_path / "cut", 0.02)
+    assert cut_record["backend_info"]["segments"] >= 6, cut_record["backend_info"]
+    assert drive(cut) == drive(whole)
+    assert all(value > 0 for value in drive(whole).values())

@@ -87,14 +87,18 @@ def test_a_killed_segmented_run_resumes_from_its_newest_checkpoint_and_ends_the_
 
 
 class HighPin(FakeGem5):
-    """Restoring the second segment's checkpoint lowered an interrupt pin (gem5_pins)."""
+    """Restoring the second segment's checkpoint lowered an interrupt pin, and each
+    restore found the drive busy (gem5_checkpoint)."""
 
     def __call__(self, params, outdir, timeout_s):
         result = super().__call__(params, outdir, timeout_s)
-        return {**result, "pins_lowered": ["io_apic pin 14"] if self.calls == 2 else []}
+        drives = {"disks.timing": {"cached_kib": 8.0 * self.calls, "busy_ms": 3.5 / self.calls}}
+        return {**result, "pins_lowered": ["io_apic pin 14"] if self.calls == 2 else [],
+                "drives_at_restore": drives}
 
 
-def test_the_pins_lowered_at_each_restore_are_recorded_per_segment_and_for_the_run(tmp_path):
+def test_what_each_restore_lowered_and_carried_over_is_recorded_per_segment_and_for_the_run(
+        tmp_path):
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     result = gem5_segments.run_segmented(HighPin(), {}, tmp_path / "boot", 1.0,
@@ -102,6 +106,9 @@ def test_the_pins_lowered_at_each_restore_are_recorded_per_segment_and_for_the_r
     assert result["pins_lowered"] == ["001: io_apic pin 14"]
     segments = json.loads((run_dir / "segments.json").read_text())
     assert [s["pins_lowered"] for s in segments] == [[], ["io_apic pin 14"], []]
+    assert result["drive_backlog_max"] == {"cached_kib": 24.0, "busy_ms": 3.5}
+    assert segments[1]["drives_at_restore"] == {"disks.timing": {"cached_kib": 16.0,
+                                                                 "busy_ms": 1.75}}
 
 
 class LostDisk(FakeGem5):

@@ -1,12 +1,13 @@
-"""A checkpoint's interrupt controllers are made to agree with the wires gem5 restores
-low (reclaimstudy/gem5_pins.py), before every restore (gem5_backend.simulate)."""
+"""Before every restore (gem5_backend.simulate), a checkpoint's interrupt controllers are
+made to agree with the wires gem5 restores low, and its drives' state is read
+(reclaimstudy/gem5_checkpoint.py)."""
 
 import json
 import sys
 from pathlib import Path
 
 from reclaimstudy import gem5_backend
-from reclaimstudy.gem5_pins import lower_interrupt_pins
+from reclaimstudy.gem5_checkpoint import drive_state, lower_interrupt_pins
 
 # The three controllers' sections as gem5 v24.0.0.1 writes them (shortened), from the
 # checkpoint where thrash-control/baseline/r3 lost its disk: the IDE line high.
@@ -24,6 +25,22 @@ pinStates=false false false false false false false false false false false fals
 
 [board.pc.south_bridge.ide.disks1]
 intrPending=true
+
+[board.pc.south_bridge.ide.disks0.timing]
+rng=5489 1 2 3
+nextSector=1892976
+headFree=2012500000000
+cachedBytes=12288
+cachedOnMedia=2004000000000 2008000000000 2012500000000
+cachedSizes=4096 4096 4096
+
+[board.pc.south_bridge.ide.disks1.timing]
+rng=5489 4 5 6
+busyUntil=1999000000000
+
+[root.globals]
+unserializedCurTick=0
+curTick=2000000000000
 """
 
 
@@ -78,4 +95,18 @@ def test_gem5_restores_the_checkpoint_with_its_pins_lowered_and_the_result_says_
     boot = gem5_backend.simulate(gem5, {"mode": "boot", "checkpoint": str(tmp_path / "new")},
                                  tmp_path / "boot", 60)
     assert boot["pins_lowered"] == [], "a boot saves a checkpoint, it restores none"
+    assert result["drives_at_restore"]["board.pc.south_bridge.ide.disks0.timing"] == \
+        {"cached_kib": 12.0, "busy_ms": 12.5}
     assert json.loads((out / "params.json").read_text())["checkpoint"] == str(cpt)
+
+
+def test_the_drives_state_is_read_at_the_checkpoints_tick(tmp_path):
+    """The hard disk: 12 KiB cached, its head busy 12.5 ms more; the flash device done."""
+    assert drive_state(checkpoint(tmp_path, CHECKPOINT)) == {
+        "board.pc.south_bridge.ide.disks0.timing": {"cached_kib": 12.0, "busy_ms": 12.5},
+        "board.pc.south_bridge.ide.disks1.timing": {"cached_kib": 0.0, "busy_ms": 0.0}}
+
+
+def test_a_checkpoint_from_a_gem5_without_0004_has_no_drive_state(tmp_path):
+    old = CHECKPOINT.replace("rng=", "seed=")
+    assert drive_state(checkpoint(tmp_path, old)) == {}

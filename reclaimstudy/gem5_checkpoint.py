@@ -1,4 +1,11 @@
-"""Make a gem5 checkpoint's interrupt controllers agree with the wires gem5 restores.
+"""What the study reads and mends in a gem5 checkpoint before restoring it.
+
+The drives' state (drive_state): what gem5-patches/0004 carries across a restore, and
+what every restore threw away before it (a hard disk's cached writes and queued work),
+recorded per segment so a run shows how much rode on its restores.
+
+The interrupt controllers (lower_interrupt_pins): made to agree with the wires gem5
+restores.
 
 gem5 v24.0.0.1 saves each x86 interrupt controller's view of its input lines (the I/O
 APIC's and both 8259s' `pinStates`) but not the lines themselves (SignalSinkPort's state),
@@ -14,10 +21,12 @@ wire, so it answers the device's next change exactly as an uninterrupted run wou
 lower() leaves the line low, a raise() is an edge. Nothing else reads these states.
 """
 
+import configparser
 import os
 from pathlib import Path
 
 KEY = "pinStates="
+TICKS_PER_MS = 1e9
 
 
 def lower_interrupt_pins(checkpoint: Path) -> list[str]:
@@ -40,3 +49,22 @@ def lower_interrupt_pins(checkpoint: Path) -> list[str]:
         partial.write_text("".join(lines))
         os.replace(partial, path)
     return lowered
+
+
+def drive_state(checkpoint: Path) -> dict[str, dict]:
+    """Per modelled drive (its section, e.g. board.pc.south_bridge.ide.disks.timing):
+    the writes in its cache (KiB) and how long its queued media work had to run (ms)
+    at the checkpoint's tick. Empty for a checkpoint without 0004's drive state."""
+    parser = configparser.ConfigParser(interpolation=None, strict=False, delimiters=("=",))
+    parser.optionxform = str
+    parser.read(checkpoint / "m5.cpt")
+    now = int(parser["root.globals"]["curTick"])
+    drives = {}
+    for section in parser.sections():
+        values = parser[section]
+        busy = values.get("headFree", values.get("busyUntil"))
+        if section.endswith(".timing") and "rng" in values and busy is not None:
+            drives[section] = {
+                "cached_kib": round(int(values.get("cachedBytes", 0)) / 1024, 1),
+                "busy_ms": round(max(0, int(busy) - now) / TICKS_PER_MS, 3)}
+    return drives
