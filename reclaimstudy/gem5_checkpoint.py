@@ -53,8 +53,9 @@ def lower_interrupt_pins(checkpoint: Path) -> list[str]:
 
 def drive_state(checkpoint: Path) -> dict[str, dict]:
     """Per modelled drive (its section, e.g. board.pc.south_bridge.ide.disks.timing):
-    the writes in its cache (KiB) and how long its queued media work had to run (ms)
-    at the checkpoint's tick. Empty for a checkpoint without 0004's drive state."""
+    the writes in its cache not yet on the media (KiB) and how long its queued media work
+    had to run (ms) at the checkpoint's tick. Empty for a checkpoint without 0004's drive
+    state."""
     parser = configparser.ConfigParser(interpolation=None, strict=False, delimiters=("=",))
     parser.optionxform = str
     parser.read(checkpoint / "m5.cpt")
@@ -64,7 +65,11 @@ def drive_state(checkpoint: Path) -> dict[str, dict]:
         values = parser[section]
         busy = values.get("headFree", values.get("busyUntil"))
         if section.endswith(".timing") and "rng" in values and busy is not None:
-            drives[section] = {
-                "cached_kib": round(int(values.get("cachedBytes", 0)) / 1024, 1),
-                "busy_ms": round(max(0, int(busy) - now) / TICKS_PER_MS, 3)}
+            # The cache lets a write go only when the next command comes: count those
+            # not yet on the media at this tick.
+            on_media = [int(t) for t in values.get("cachedOnMedia", "").split()]
+            sizes = [int(b) for b in values.get("cachedSizes", "").split()]
+            pending = sum(size for when, size in zip(on_media, sizes) if when > now)
+            drives[section] = {"cached_kib": round(pending / 1024, 1),
+                               "busy_ms": round(max(0, int(busy) - now) / TICKS_PER_MS, 3)}
     return drives

@@ -30,9 +30,9 @@ intrPending=true
 rng=5489 1 2 3
 nextSector=1892976
 headFree=2012500000000
-cachedBytes=12288
-cachedOnMedia=2004000000000 2008000000000 2012500000000
-cachedSizes=4096 4096 4096
+cachedBytes=20480
+cachedOnMedia=1999000000000 2004000000000 2008000000000 2012500000000
+cachedSizes=8192 4096 4096 4096
 
 [board.pc.south_bridge.ide.disks1.timing]
 rng=5489 4 5 6
@@ -101,7 +101,8 @@ def test_gem5_restores_the_checkpoint_with_its_pins_lowered_and_the_result_says_
 
 
 def test_the_drives_state_is_read_at_the_checkpoints_tick(tmp_path):
-    """The hard disk: 12 KiB cached, its head busy 12.5 ms more; the flash device done."""
+    """The hard disk: 12 KiB cached and not yet on the media (8 KiB more written before the
+    checkpoint's tick), its head busy 12.5 ms more; the flash device done."""
     assert drive_state(checkpoint(tmp_path, CHECKPOINT)) == {
         "board.pc.south_bridge.ide.disks0.timing": {"cached_kib": 12.0, "busy_ms": 12.5},
         "board.pc.south_bridge.ide.disks1.timing": {"cached_kib": 0.0, "busy_ms": 0.0}}
