@@ -21,7 +21,7 @@ from reclaimstudy.backends import Backend, Outcome, Prepared
 from reclaimstudy.builds import compilers_of, links_tcmalloc
 from reclaimstudy.errors import StudyError
 from reclaimstudy.gem5_checkpoint import drive_state, lower_interrupt_pins
-from reclaimstudy.gem5_segments import CONSOLE, run_segmented
+from reclaimstudy.gem5_segments import CONSOLE, backlog_max, run_segmented
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.guest import kernel_cmdline
 from reclaimstudy.image import Image, build_image, image_inputs, image_key
@@ -99,7 +99,7 @@ class Gem5:
 # and why no run may go without them.
 INTERRUPT_SHADOW = "sti-shadow-1"
 PTE_FLAGS = "pte-ad-1"
-CHECKPOINT_STATE = "ckpt-state-1"
+CHECKPOINT_STATE = "ckpt-state-2"
 REQUIRED = {
     INTERRUPT_SHADOW: ("0002", "gem5 v24.0.0.1 takes an interrupt between STI and HLT, so "
                        "the idle guest can halt with work queued and sleep until its next "
@@ -121,7 +121,7 @@ def require_patches(gem5: Gem5, system: System) -> None:
             f"system {system.name} models its disk per request ([disk.timing] model = "
             f"{system.disk.timing.model!r}), which needs gem5 built with gem5-patches/, but "
             f"GEM5={gem5.path} is a stock gem5: {UNPATCHED_HINT}")
-    have = (gem5.series or "").split()  # "disk-timing-1 sti-shadow-1 pte-ad-1 ckpt-state-1"
+    have = (gem5.series or "").split()  # "disk-timing-1 sti-shadow-1 pte-ad-1 ckpt-state-2"
     for marker, (patch, why) in REQUIRED.items():
         if marker not in have:
             built = f"built with series {gem5.series!r}" if gem5.series else "a stock gem5"
@@ -179,6 +179,11 @@ def find_gem5() -> Gem5:
     return Gem5(path, entry["version"], entry["sha256"], options,
                 entry.get("reclaimstudy_series"), entry.get("tcmalloc"),
                 tuple(entry.get("compilers", ())))
+
+
+# The boot's drives draw from a seed no run uses (runs: 1 + repetition): a run restoring
+# the boot takes over its drives' place, and 0004 reseeds them from the run's own seed.
+BOOT_DISK_SEED = 0
 
 
 def gem5_params(mode: str, system: System, kernel: Kernel, image: Image, checkpoint: Path,
@@ -277,8 +282,12 @@ def checkpoint_key(gem5: Gem5, kernel: Kernel, image: Image, system: System) -> 
 
 def _checkpoint_key(simulator_key: str, kernel_key: str, image_key: str, kernel_hz: int,
                     system: System) -> str:
+    # The drive model too: 0004 saves its state (head, cache, queue) in the checkpoint,
+    # which only a drive of the same model and parameters can take over.
+    timing = system.disk.timing.model_dump() if system.disk.timing else None
     return json_sha256({"gem5": simulator_key, "kernel": kernel_key, "image": image_key,
-                        "layout": system.memory_layout(),
+                        "layout": system.memory_layout(), "drive": timing,
+                        "boot_disk_seed": BOOT_DISK_SEED,
                         "args": gem5_kernel_args(kernel_hz, system),
                         "script": file_sha256(CONFIG_SCRIPT)})[:16]
 
@@ -305,14 +314,19 @@ def _boot_and_checkpoint(gem5: Gem5, kernel: Kernel, image: Image, system: Syste
     shutil.rmtree(work, ignore_errors=True)
     params = gem5_params("boot", system, kernel, image, work / "cpt", cpu,
                          kernel_cmdline(NAME, f"{gem5_kernel_args(kernel.hz, system)} "
-                                              "reclaim.checkpoint=1", system.disk.swap))
+                                              "reclaim.checkpoint=1", system.disk.swap),
+                         disk_seed=BOOT_DISK_SEED)
     console.print(f"gem5: boot + checkpoint {key} ({system.memory_mib} MiB "
                   f"{system.memory.type}, {cpu} CPU)")
     result = simulate(gem5, params, work / "boot", timeout_s=BOOT_HOST_SECONDS + 300)
     if result["status"] != "checkpoint":
         raise StudyError(f"gem5 boot for checkpoint {key} failed: {result['status']} "
                          f"{result.get('detail', '')}; logs in {work / 'boot'}")
+    # Lowered once here, in the shared cache, so every run restores the same file and
+    # the runs' own records list only what their own checkpoints needed.
+    lowered = lower_interrupt_pins(work / "cpt")
     manifest = {"key": key, "gem5": gem5.identity(), "kernel": kernel.manifest["key"],
+                "pins_lowered": lowered,
                 "image": image.manifest["key"], "layout": system.memory_layout(), "cpu": cpu,
                 "boot_sim_seconds": result["sim_seconds"],
                 "boot_host_seconds": result["host"]["wall_seconds"],
@@ -378,8 +392,9 @@ class Gem5Backend(Backend):
         info = {"status": result["status"], "detail": result.get("detail", ""),
                 "sim_seconds": result.get("sim_seconds"), **result["host"],
                 "pins_lowered": result["pins_lowered"],
-                **{k: result[k] for k in ("segments", "resumed_at_segment", "drive_backlog_max")
-                   if k in result}}
+                "drive_backlog_max": result.get("drive_backlog_max")
+                or backlog_max([result["drives_at_restore"]]),
+                **{k: result[k] for k in ("segments", "resumed_at_segment") if k in result}}
         failure = None if result["status"] == "exit" else \
             f"gem5 {result['status']}: {result.get('detail', '')}".strip()
         return Outcome(failure, info)

@@ -23,7 +23,10 @@ lower() leaves the line low, a raise() is an edge. Nothing else reads these stat
 
 import configparser
 import os
+import tempfile
 from pathlib import Path
+
+from reclaimstudy.errors import StudyError
 
 KEY = "pinStates="
 TICKS_PER_MS = 1e9
@@ -45,9 +48,10 @@ def lower_interrupt_pins(checkpoint: Path) -> list[str]:
                 lowered += [f"{section} pin {pin}" for pin in high]
                 lines[index] = KEY + " ".join("false" for _ in states) + "\n"
     if lowered:  # replaced whole, so a run killed mid-write never sees half a checkpoint
-        partial = path.with_name(path.name + ".tmp")
-        partial.write_text("".join(lines))
-        os.replace(partial, path)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=path.name,
+                                         suffix=".tmp", delete=False) as partial:
+            partial.write("".join(lines))
+        os.replace(partial.name, path)
     return lowered
 
 
@@ -59,6 +63,9 @@ def drive_state(checkpoint: Path) -> dict[str, dict]:
     parser = configparser.ConfigParser(interpolation=None, strict=False, delimiters=("=",))
     parser.optionxform = str
     parser.read(checkpoint / "m5.cpt")
+    if not parser.has_option("root.globals", "curTick"):
+        raise StudyError(f"{checkpoint / 'm5.cpt'} has no [root.globals] curTick: not a "
+                         f"whole gem5 checkpoint")
     now = int(parser["root.globals"]["curTick"])
     drives = {}
     for section in parser.sections():

@@ -24,6 +24,10 @@ from pathlib import Path
 from reclaimstudy.gem5_stats import BEGIN, PARTIAL_FILE
 
 COMPLETE = "complete.json"
+# Left in WORK by a run that lost its disk: the segments before the one that showed it
+# may have lost it unseen (libata reports 30 simulated s after the lost interrupt), so
+# the run is redone from its boot checkpoint rather than resumed.
+DISK_LOST = "disk-lost.json"
 # gem5's name for the first UART's output file (board.pc.com_1, stdlib X86Board).
 CONSOLE = "board.pc.com_1.device"
 # What Linux prints when a disk command got no answer: libata's error handler after its
@@ -64,11 +68,10 @@ def run_segmented(simulate, params: dict, boot_checkpoint: Path, every_sim_s: fl
     segments' outputs into run_dir. `simulate(params, outdir, timeout_s)` runs gem5 once.
     Returns the last segment's result, with the run's host figures and segment count."""
     work.mkdir(parents=True, exist_ok=True)
-    done = completed(work)
-    if guest_disk_error(done):  # kept for inspection after a failure; redone from the boot
+    if (work / DISK_LOST).is_file() or guest_disk_error(completed(work)):
         shutil.rmtree(work)
         work.mkdir()
-        done = []
+    done = completed(work)
     resumed_at = len(done)
     started = time.monotonic()
     while True:
@@ -87,6 +90,8 @@ def run_segmented(simulate, params: dict, boot_checkpoint: Path, every_sim_s: fl
         if failed:
             result = {**result, "status": "guest-disk-error",
                       "detail": f"the guest's disk stopped answering ({failed})"}
+            (work / DISK_LOST).write_text(json.dumps({"segment": outdir.name,
+                                                      "console": failed}) + "\n")
             break
         if result["status"] != "segment":
             break
@@ -103,11 +108,15 @@ def run_segmented(simulate, params: dict, boot_checkpoint: Path, every_sim_s: fl
     host["cpu_seconds"] = round(sum(s.get("host_cpu_seconds") or 0 for s in summary), 2)
     host["max_rss_mib"] = max(s["host_max_rss_mib"] or 0 for s in summary)
     lowered = [f"{s['segment']:03d}: {pin}" for s in summary for pin in s["pins_lowered"]]
-    # What the restores carried over (gem5-patches/0004), the most at any one of them.
-    drives = [d for s in summary for d in s["drives_at_restore"].values()]
-    backlog = {key: max((d[key] for d in drives), default=0.0) for key in ("cached_kib", "busy_ms")}
     return {**result, "host": host, "segments": len(segments), "resumed_at_segment": resumed_at,
-            "pins_lowered": lowered, "drive_backlog_max": backlog}
+            "pins_lowered": lowered,
+            "drive_backlog_max": backlog_max([s["drives_at_restore"] for s in summary])}
+
+
+def backlog_max(restores: list[dict]) -> dict:
+    """What the restores carried over (gem5-patches/0004), the most at any one of them."""
+    drives = [d for restore in restores for d in restore.values()]
+    return {key: max((d[key] for d in drives), default=0.0) for key in ("cached_kib", "busy_ms")}
 
 
 def join_outputs(segments: list[Path], last: dict, run_dir: Path) -> list[dict]:

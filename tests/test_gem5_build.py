@@ -113,7 +113,7 @@ def built(series: str | None, path: str = "/opt/gem5.opt") -> gem5_backend.Gem5:
 
 
 def test_a_modelled_disk_refuses_a_stock_gem5_saying_how_to_build_one():
-    stock, patched = built(None), built("disk-timing-1 sti-shadow-1 pte-ad-1 ckpt-state-1")
+    stock, patched = built(None), built("disk-timing-1 sti-shadow-1 pte-ad-1 ckpt-state-2")
     with pytest.raises(StudyError, match=r"desktop-hdd-128 models its disk per request .* "
                                          r"stock gem5: build one with `./study gem5 --source DIR`"):
         gem5_backend.require_patches(stock, get_system("desktop-hdd-128"))
@@ -142,10 +142,10 @@ def test_every_run_refuses_a_gem5_that_leaves_the_accessed_flag_clear():
 def test_every_run_refuses_a_gem5_whose_restores_reset_the_drive():
     """Every segment boundary is a restore; without 0004 each one empties the drive."""
     before = built("disk-timing-1 sti-shadow-1 pte-ad-1")
-    with pytest.raises(StudyError, match=r"without gem5-patches/0004 \(ckpt-state-1\).*"
+    with pytest.raises(StudyError, match=r"without gem5-patches/0004 \(ckpt-state-2\).*"
                                          r"write cache and queue.*./study gem5 --source DIR"):
         gem5_backend.require_patches(before, get_system("desktop-hdd-64"))
-    gem5_backend.require_patches(built("disk-timing-1 sti-shadow-1 pte-ad-1 ckpt-state-1"), get_system("desktop-hdd-64"))
+    gem5_backend.require_patches(built("disk-timing-1 sti-shadow-1 pte-ad-1 ckpt-state-2"), get_system("desktop-hdd-64"))
 
 
 @needs_source
