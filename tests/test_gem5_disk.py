@@ -120,3 +120,26 @@ def test_a_run_cut_into_segments_seeks_and_waits_as_one_never_cut(tmp_path):
     assert cut_record["backend_info"]["segments"] >= 6, cut_record["backend_info"]
     assert drive(cut) == drive(whole)
     assert all(value > 0 for value in drive(whole).values())
+
+
+def test_the_drives_own_seed_moves_its_luck_after_the_shared_boot(tmp_path):
+    """The same job restored from the same boot checkpoint with only the drive's seed
+    changed: its rotational waits change, and with the seed kept they repeat. (0004's
+    first version restored the boot's random state into every run, whatever its seed.)"""
+    workload = get_workload("disk-calib")
+    spec = runs.RunSpec("gem5-disk", get_system("desktop-hdd-128"), get_policy("baseline"),
+                        workload, workload.arguments(SMALL), 0, "gem5")
+    backend = gem5_backend.Gem5Backend()
+    prepared = backend.prepare(spec)
+    params = gem5_backend.run_params(spec, prepared, runs.job_text(spec, "seed"), 1800)
+
+    def rotation(name, disk_seed):
+        out = tmp_path / name
+        result = gem5_backend.simulate(prepared.parts["gem5"], {**params, "disk_seed": disk_seed},
+                                       out, timeout_s=1800)
+        assert result["status"] == "exit", result
+        return select_values(out / "stats.txt", [ROTATION])
+
+    first = rotation("a", params["disk_seed"])
+    assert rotation("b", params["disk_seed"]) == first
+    assert rotation("c", params["disk_seed"] + 7) != first
