@@ -68,7 +68,7 @@ def run_segmented(simulate, params: dict, boot_checkpoint: Path, every_sim_s: fl
     segments' outputs into run_dir. `simulate(params, outdir, timeout_s)` runs gem5 once.
     Returns the last segment's result, with the run's host figures and segment count."""
     work.mkdir(parents=True, exist_ok=True)
-    if (work / DISK_LOST).is_file() or guest_disk_error(completed(work)):
+    if (work / DISK_LOST).is_file():
         shutil.rmtree(work)
         work.mkdir()
     done = completed(work)
