@@ -29,7 +29,7 @@ from analysis.table import (current_runs, export, runs_table, study_runs,  # noq
                             workload_declarations)
 from reclaimstudy import sweeplog  # noqa: E402
 from reclaimstudy.errors import StudyError  # noqa: E402
-from reclaimstudy.record import PublishedRun  # noqa: E402
+from reclaimstudy.record import PublishedRun, host_wall_seconds  # noqa: E402
 
 TEMPLATES = Path(__file__).parent / "templates"
 # Workload metrics shown as bars (at most this many per experiment) and as timelines.
@@ -194,7 +194,7 @@ def _costs(kept: list[PublishedRun]) -> list[dict]:
             boot = (record.get("artefacts", {}).get("checkpoint") or {}).get("boot_sim_seconds", 0)
             if total is not None:
                 simulated.append(total - boot)
-        wall = sum(r["wall_seconds"] for r in records) / len(records)
+        wall = sum(host_wall_seconds(r) for r in records) / len(records)
         sim = sum(simulated) / len(simulated) if simulated else None
         rows.append({"backend": backend, "system": system, "experiment": experiment,
                      "policy": policy, "runs": len(records), "wall_s": wall, "sim_s": sim,
@@ -209,7 +209,7 @@ def _totals(kept: list[PublishedRun]) -> dict:
     ok = [run.record for run in kept if run.record.get("status") == "ok"]
     info = [r.get("backend_info") or {} for r in ok]
     cpu = [i.get("cpu_seconds") for i in info]
-    return {"runs": len(ok), "wall_h": sum(r.get("wall_seconds") or 0 for r in ok) / 3600,
+    return {"runs": len(ok), "wall_h": sum(host_wall_seconds(r) for r in ok) / 3600,
             "cpu_h": sum(c for c in cpu if c is not None) / 3600,
             "cpu_runs": sum(1 for c in cpu if c is not None),
             # a gem5 run cut short (its sweep stopped) and finished by a later sweep from

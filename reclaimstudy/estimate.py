@@ -2,7 +2,8 @@
 
 A gem5 study mixes runs of minutes with runs of an hour, so the mean of the runs a
 sweep has finished so far says little about the ones still ahead. Every finished run
-folder of the study records its wall time (run.json), including runs on older
+folder of the study records its wall time (run.json; a resumed gem5 run, the sum over
+its segments), including runs on older
 artefacts, so each run is priced from the closest earlier runs: same backend, workload,
 system and policy, else same workload and system, else same workload; a run nothing
 like it has run before is priced at the mean of every run on its backend. Among runs of
@@ -16,6 +17,7 @@ from pathlib import Path
 from statistics import mean
 
 from reclaimstudy import record, runs
+from reclaimstudy.record import host_wall_seconds
 
 
 def _keys(backend: str, workload: str, system: str, policy: str) -> list[tuple]:
@@ -38,7 +40,7 @@ class CostBook:
             self.seconds.setdefault(key, []).append((current, wall_s))
 
     def add_record(self, record: dict):
-        wall = record.get("wall_seconds")
+        wall = host_wall_seconds(record)
         if record.get("status") == "ok" and isinstance(wall, (int, float)) and wall > 0:
             self.add(record["backend"], record["workload_name"], record["system_name"],
                      record["policy_name"], float(wall),

@@ -143,6 +143,15 @@ class PublishedRun:
         return cell_key(self.identity)
 
 
+def host_wall_seconds(record: dict) -> float:
+    """A run's host wall time over all its attempts. A gem5 run that a stopped sweep cut
+    short and a later one resumed keeps the sum of its segments' times in backend_info;
+    run.json's own wall_seconds is the last attempt's alone. (The segment the stop killed
+    is in neither: its work was redone.)"""
+    segments = (record.get("backend_info") or {}).get("wall_seconds")
+    return segments if isinstance(segments, (int, float)) else (record.get("wall_seconds") or 0)
+
+
 def read_run(directory: Path) -> PublishedRun | None:
     """The published run in `directory`, or None when it has no run.json (not published:
     never data). A run.json that is not one is an error naming the file."""

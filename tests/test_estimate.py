@@ -61,6 +61,16 @@ def test_remaining_time_counts_what_is_left_of_running_runs_and_shares_the_jobs(
     assert remaining_seconds(book, [], [], jobs=2) == 0
 
 
+def test_a_resumed_run_is_priced_at_all_its_segments_not_its_last_attempt(tmp_path):
+    study = tmp_path / "seeds-gem5"
+    write_run(study, make_record("seeds-gem5", "lazyfree", "baseline", "desktop-hdd-128",
+                                 backend="gem5", wall_seconds=150, artefacts=OLD_GUEST,
+                                 backend_info={"wall_seconds": 680, "resumed_at_segment": 3}),
+              "resumed")
+    finished(study, "whole", "lazyfree", "baseline", 700)
+    assert cost_book(study).price(spec("lazyfree", "baseline")) == pytest.approx(690)
+
+
 def test_with_no_earlier_runs_there_is_no_estimate(tmp_path):
     empty = cost_book(tmp_path / "nothing-yet")
     assert empty.known() == 0 and empty.price(spec("lazyfree")) is None

@@ -288,6 +288,21 @@ def test_totals_count_the_gem5_runs_a_stopped_sweep_cut_short_and_a_later_one_re
     assert (got["runs"], got["wall_h"], got["cpu_h"], got["resumed_runs"]) == (4, 4, 2, 2)
 
 
+def test_a_resumed_runs_host_time_counts_every_attempts_segments_not_only_the_last():
+    from analysis.report import _costs, _totals
+
+    def record(run_wall, segments_wall=None):
+        info = {} if segments_wall is None else {"wall_seconds": segments_wall}
+        return PublishedRun(Path("."), {"backend": "gem5", "system_name": "desktop-hdd-96",
+                                        "experiment": "ebizzy", "policy_name": "baseline",
+                                        "status": "ok", "wall_seconds": run_wall,
+                                        "backend_info": info})
+    # resumed: its last attempt took 600 s of a run whose segments took 3000 s in all
+    runs = [record(600, 3000), record(1800, 1800), record(1200)]
+    assert _totals(runs)["wall_h"] == pytest.approx((3000 + 1800 + 1200) / 3600)
+    assert _costs(runs)[0]["wall_s"] == pytest.approx(2000)
+
+
 def test_totals_count_the_runs_whose_restores_lowered_an_interrupt_pin_among_those_that_say():
     from analysis.report import _totals
 
