@@ -2,9 +2,9 @@
 
 A gem5 study mixes runs of minutes with runs of an hour, so the mean of the runs a
 sweep has finished so far says little about the ones still ahead. Every finished run
-folder of the study records its wall time (run.json; a resumed gem5 run, the sum over
-its segments), including runs on older
-artefacts, so each run is priced from the closest earlier runs: same backend, workload,
+folder of the study records its wall time (run.json; for a resumed gem5 run, the sum
+over its segments: record.host_wall_seconds), including runs on older artefacts, so
+each run is priced from the closest earlier runs: same backend, workload,
 system and policy, else same workload and system, else same workload; a run nothing
 like it has run before is priced at the mean of every run on its backend. Among runs of
 the same workload, those on the sweep's own kernel, image and simulator come first, even

@@ -144,12 +144,16 @@ class PublishedRun:
 
 
 def host_wall_seconds(record: dict) -> float:
-    """A run's host wall time over all its attempts. A gem5 run that a stopped sweep cut
-    short and a later one resumed keeps the sum of its segments' times in backend_info;
-    run.json's own wall_seconds is the last attempt's alone. (The segment the stop killed
-    is in neither: its work was redone.)"""
-    segments = (record.get("backend_info") or {}).get("wall_seconds")
-    return segments if isinstance(segments, (int, float)) else (record.get("wall_seconds") or 0)
+    """A run's host wall time over all its attempts: run.json's wall_seconds, except for a
+    gem5 run a stopped sweep cut short and a later one resumed, whose wall_seconds is the
+    last attempt's alone; its backend_info keeps the sum of its segments' times over every
+    attempt (without the run's set-up and parsing, seconds; the segment the stop killed
+    is in neither: its work was redone)."""
+    info = record.get("backend_info") or {}
+    segments = info.get("wall_seconds")
+    if (info.get("resumed_at_segment") or 0) > 0 and isinstance(segments, (int, float)):
+        return segments
+    return record.get("wall_seconds") or 0
 
 
 def read_run(directory: Path) -> PublishedRun | None:

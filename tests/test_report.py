@@ -291,14 +291,16 @@ def test_totals_count_the_gem5_runs_a_stopped_sweep_cut_short_and_a_later_one_re
 def test_a_resumed_runs_host_time_counts_every_attempts_segments_not_only_the_last():
     from analysis.report import _costs, _totals
 
-    def record(run_wall, segments_wall=None):
-        info = {} if segments_wall is None else {"wall_seconds": segments_wall}
+    def record(run_wall, segments_wall=None, resumed_at=0):
+        info = {} if segments_wall is None else {"wall_seconds": segments_wall,
+                                                 "resumed_at_segment": resumed_at}
         return PublishedRun(Path("."), {"backend": "gem5", "system_name": "desktop-hdd-96",
                                         "experiment": "ebizzy", "policy_name": "baseline",
                                         "status": "ok", "wall_seconds": run_wall,
                                         "backend_info": info})
-    # resumed: its last attempt took 600 s of a run whose segments took 3000 s in all
-    runs = [record(600, 3000), record(1800, 1800), record(1200)]
+    # resumed: its last attempt took 600 s of a run whose segments took 3000 s in all;
+    # never cut: the run's own time, set-up included (its segments took 1790 s of 1800)
+    runs = [record(600, 3000, resumed_at=3), record(1800, 1790), record(1200)]
     assert _totals(runs)["wall_h"] == pytest.approx((3000 + 1800 + 1200) / 3600)
     assert _costs(runs)[0]["wall_s"] == pytest.approx(2000)
 
