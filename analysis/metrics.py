@@ -88,6 +88,16 @@ GEM5 = [
     (MetricSpec("disk_media_ticks", "ticks", "time", "lower",
                 "disk media's time seeking, rotating and transferring, summed"),
      r"\.timing\.(seekTicks|rotationTicks|transferTicks)$", "sum"),
+    # The same model's commands and its positioning time alone: where a policy makes the
+    # disk read more, these tell more, smaller or scattered reads apart (the flash device
+    # has no head, so its positioning time is 0).
+    (MetricSpec("disk_reads", "commands", "count", "lower", "read commands the disks served"),
+     r"\.timing\.reads$", "sum"),
+    (MetricSpec("disk_writes", "commands", "count", "lower", "write commands the disks served"),
+     r"\.timing\.writes$", "sum"),
+    (MetricSpec("disk_position_ticks", "ticks", "time", "lower",
+                "disk media's time seeking and waiting for rotation, summed"),
+     r"\.timing\.(seekTicks|rotationTicks)$", "sum"),
 ]
 # The core clock's period in ticks, to turn simTicks into cycles.
 CLOCK_KEY = "board.clk_domain.clock"

@@ -173,6 +173,20 @@ def test_quiet_time_finds_the_sequential_read_that_waited_with_nothing_busy():
     assert 0.1 < value["random-write", "quiet_s"] < 0.3
 
 
+def test_the_disks_commands_and_positioning_time_are_read_per_phase():
+    from analysis.table import gem5_rows
+    value = {(r["phase"], r["metric"]): r["value"]
+             for r in gem5_rows(QUIET.parent, ["random", "sequential", "random-write"])}
+    # 200 random reads, 128 sequential ones, 103 writes (the fixture's three blocks)
+    assert [value[p, "disk_reads"] for p in ("random", "sequential", "random-write")] == [200, 128, 0]
+    assert value["random-write", "disk_writes"] == 103
+    # seek plus rotation, without the transfer: random reads spend ~1 s positioning the
+    # head, the sequential ones ~2.8 ms
+    assert value["random", "disk_position_ticks"] == 202875575669 + 828763095367
+    assert value["sequential", "disk_position_ticks"] == 1072881426 + 1687725770
+    assert value["sequential", "disk_position_ticks"] < value["sequential", "disk_media_ticks"]
+
+
 def test_a_phase_cut_into_blocks_weighs_the_cpus_busy_share_by_time(tmp_path):
     from analysis.table import join_blocks
     joined = join_blocks([
