@@ -59,15 +59,22 @@ def publish(study, results: Path) -> dict:
     return report_published(study, results)
 
 
+def published_table(study, results: Path) -> pd.DataFrame:
+    """The published tidy table of a study (report/table.parquet)."""
+    target = published_dir(study.name, results)
+    path = target / "report" / "table.parquet"
+    if not path.is_file():
+        raise StudyError(f"{target}: no published table (report/table.parquet): run "
+                         f"`./study publish {study.name}` first")
+    return pd.read_parquet(path)
+
+
 def report_published(study, results: Path) -> dict:
     """Rebuild the published report from the published table and run.json files alone."""
     target = published_dir(study.name, results)
     report = target / "report"
     stem = report / "table"
-    if not stem.with_suffix(".parquet").is_file():
-        raise StudyError(f"{target}: no published table (report/table.parquet): run "
-                         f"`./study publish {study.name}` first")
-    table = pd.read_parquet(stem.with_suffix(".parquet"))
+    table = published_table(study, results)
     counts = json.loads((report / COUNTS).read_text())
     table.attrs.update(superseded=counts["superseded"], outdated=counts["outdated"])
     runs = published_runs(target, study.name)

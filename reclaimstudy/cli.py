@@ -151,6 +151,23 @@ def cmd_compare(args) -> int:
     return 0
 
 
+def cmd_pairs(args) -> int:
+    from analysis.pairs import experiment_rows, format_pairs, metric_pairs
+    from reclaimstudy.studies import load_study
+
+    study = load_study(args.study)
+    if args.published:
+        from analysis.publish import published_table
+        table = published_table(study, args.results)
+    else:
+        from analysis.table import build_table
+        table = build_table(args.results / study.name, study.name, study.points())
+    rows = experiment_rows(table, args.experiment, args.system)
+    print("\n\n".join(format_pairs(metric_pairs(rows, spec, args.baseline or study.baseline))
+                      for spec in args.metrics))
+    return 0
+
+
 def cmd_report(args) -> int:
     from analysis.publish import report_published
     from analysis.report import build_report
@@ -306,6 +323,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--export", type=Path, metavar="STEM",
                    help="also write the tidy table as STEM.csv and STEM.parquet")
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("pairs", help="one experiment's metrics repetition by repetition, with "
+                                     "each policy's paired ratio to the baseline")
+    p.add_argument("study", help="study name or path")
+    p.add_argument("experiment", help="the experiment (as the table names it)")
+    p.add_argument("metrics", nargs="+", metavar="METRIC",
+                   help="metric, phase:metric or source:phase:metric (source::metric for "
+                        "the whole run), e.g. pass2:disk_reads")
+    p.add_argument("--baseline", help="policy to pair against (default: the study's)")
+    p.add_argument("--system", help="the system, when the experiment ran on more than one")
+    p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
+    p.add_argument("--published", action="store_true",
+                   help="read the published table (results/published/STUDY/) instead of the runs")
+    p.set_defaults(func=cmd_pairs)
 
     p = sub.add_parser("report", help="write a study's report (Markdown and self-contained HTML)")
     p.add_argument("study", help="study name or path")

@@ -1,0 +1,123 @@
+"""One metric of one experiment, repetition by repetition: each policy's value in every
+repetition, its range, and its paired ratio to a baseline (analysis/paired.py). What a
+findings section quotes ("1.949-1.964 s", "0.923 [0.916, 0.931]") comes from this view of
+the table, so a reader can check any such number with `./study pairs`.
+
+A metric is named as the table names it: `metric`, `phase:metric` or
+`source:phase:metric` (an empty phase, `source::metric`, is the run as a whole); the
+shorter forms are accepted when only one of the table's metrics fits them.
+"""
+
+import difflib
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from analysis.paired import Paired, paired
+from reclaimstudy.errors import StudyError
+
+
+@dataclass(frozen=True)
+class MetricPairs:
+    label: str                   # source:phase:metric, as resolved
+    unit: str
+    values: pd.DataFrame         # repetition x policy
+    ratios: dict[str, Paired]    # policy -> paired against the baseline
+    baseline: str
+
+
+def _label(source: str, phase, metric: str) -> str:
+    return f"{source}:{'' if phase is None or pd.isna(phase) else phase}:{metric}"
+
+
+def _select(rows: pd.DataFrame, spec: str) -> pd.DataFrame:
+    parts = spec.split(":")
+    if len(parts) > 3 or not parts[-1]:
+        raise StudyError(f"metric {spec!r}: write it as metric, phase:metric or "
+                         "source:phase:metric")
+    metric = parts[-1]
+    phase = parts[-2] if len(parts) >= 2 else None
+    source = parts[0] if len(parts) == 3 else None
+    chosen = rows[rows["metric"] == metric]
+    if source is not None:
+        chosen = chosen[chosen["source"] == source]
+    if phase is not None:
+        chosen = chosen[chosen["phase"].isna() if phase == "" else chosen["phase"] == phase]
+    if chosen.empty:
+        known = sorted({_label(s, p, m) for s, p, m in
+                        rows[["source", "phase", "metric"]].itertuples(index=False)})
+        near = difflib.get_close_matches(spec, known, n=5, cutoff=0.5) or known[:10]
+        raise StudyError(f"metric {spec!r}: not in this experiment's table; close: "
+                         + ", ".join(near))
+    found = sorted({_label(s, p, metric) for s, p in
+                    chosen[["source", "phase"]].itertuples(index=False)})
+    if len(found) > 1:
+        raise StudyError(f"metric {spec!r} fits {len(found)} of the table's metrics; name "
+                         "one: " + ", ".join(found))
+    return chosen
+
+
+def experiment_rows(table: pd.DataFrame, experiment: str, system: str | None) -> pd.DataFrame:
+    """The table's rows of one experiment on one system (the only one, or `system`)."""
+    rows = table[table["experiment"] == experiment]
+    if rows.empty:
+        raise StudyError(f"experiment {experiment!r}: not in the table; it has "
+                         + ", ".join(sorted(table["experiment"].unique())))
+    systems = sorted(rows["system"].unique())
+    if system is not None:
+        if system not in systems:
+            raise StudyError(f"system {system!r}: {experiment} ran on " + ", ".join(systems))
+        rows = rows[rows["system"] == system]
+    elif len(systems) > 1:
+        raise StudyError(f"{experiment} ran on {len(systems)} systems; choose one with "
+                         "--system: " + ", ".join(systems))
+    backends = sorted(rows["backend"].unique())
+    if len(backends) > 1:  # never pooled: QEMU numbers are not gem5 timing
+        raise StudyError(f"{experiment} has runs on {', '.join(backends)}; they are never "
+                         "compared with each other")
+    return rows[rows["status"] == "ok"] if "status" in rows else rows
+
+
+def metric_pairs(rows: pd.DataFrame, spec: str, baseline: str) -> MetricPairs:
+    chosen = _select(rows, spec)
+    policies = sorted(chosen["policy"].unique())
+    if baseline not in policies:
+        raise StudyError(f"baseline {baseline!r}: no run of it has {spec}; policies: "
+                         + ", ".join(policies))
+    values = chosen.pivot_table(index="repetition", columns="policy", values="value",
+                                aggfunc="first")
+    ordered = [baseline] + [p for p in policies if p != baseline]
+    values = values[ordered]
+    base = values[baseline].dropna().to_dict()
+    ratios = {p: paired(values[p].dropna().to_dict(), base) for p in ordered[1:]}
+    first = chosen.iloc[0]
+    return MetricPairs(_label(first["source"], first["phase"], first["metric"]),
+                       str(first["unit"]), values, ratios, baseline)
+
+
+def _number(value: float) -> str:
+    if math.isnan(value):
+        return "-"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return f"{value:.4g}" if abs(value) < 1e5 else f"{value:,.0f}"
+
+
+def format_pairs(result: MetricPairs) -> str:
+    """Plain text: the values by repetition, each policy's range, and its paired ratio."""
+    values = result.values
+    width = max(12, *(len(p) + 2 for p in values.columns))
+    lines = [f"{result.label} ({result.unit})",
+             "repetition".ljust(12) + "".join(p.rjust(width) for p in values.columns)]
+    for repetition, row in values.iterrows():
+        lines.append(f"r{repetition}".ljust(12)
+                     + "".join(_number(v).rjust(width) for v in row))
+    lines.append("range".ljust(12) + "".join(
+        f"{_number(values[p].min())}-{_number(values[p].max())}".rjust(width)
+        for p in values.columns))
+    for policy, pair in result.ratios.items():
+        lines.append(f"  {policy} / {result.baseline}: {_number(pair.ratio)} "
+                     f"[{_number(pair.low)}, {_number(pair.high)}], p {_number(pair.p_value)}, "
+                     f"{pair.n} pairs (by {pair.by})")
+    return "\n".join(lines)

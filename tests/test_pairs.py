@@ -1,0 +1,89 @@
+"""`./study pairs`: one metric repetition by repetition, and its paired ratios."""
+
+import pandas as pd
+import pytest
+
+from analysis.paired import paired
+from analysis.pairs import experiment_rows, format_pairs, metric_pairs
+from reclaimstudy.cli import main
+from reclaimstudy.errors import StudyError
+
+# repetition -> value, per policy, of two phases' and the whole run's metrics
+READS = {"baseline": [983, 980, 981], "off": [1046, 1043, 1044], "mglru": [1033, 1062, 1043]}
+
+
+def _rows(experiment="iozone", system="hdd-96", backend="gem5"):
+    rows = []
+    for policy, values in READS.items():
+        for repetition, value in enumerate(values):
+            common = dict(experiment=experiment, system=system, backend=backend, status="ok",
+                          policy=policy, repetition=repetition)
+            rows += [dict(common, source="gem5", phase="pass2", metric="disk_reads",
+                          value=float(value), unit="commands"),
+                     dict(common, source="gem5", phase="pass1", metric="disk_reads",
+                          value=float(value) / 2, unit="commands"),
+                     dict(common, source="workload", phase=None, metric="disk_reads",
+                          value=1.0, unit="commands")]
+    return pd.DataFrame(rows)
+
+
+def test_values_are_laid_out_by_repetition_with_the_baseline_first_and_paired_by_repetition():
+    result = metric_pairs(experiment_rows(_rows(), "iozone", None), "pass2:disk_reads", "off")
+    assert result.label == "gem5:pass2:disk_reads"
+    assert list(result.values.columns) == ["off", "baseline", "mglru"]
+    assert result.values.loc[1, "mglru"] == 1062
+    expected = paired(dict(enumerate(READS["baseline"])), dict(enumerate(READS["off"])))
+    assert result.ratios["baseline"] == expected
+    text = format_pairs(result)
+    assert "977" not in text and "980-983" in text and "1033-1062" in text
+    assert f"baseline / off: {expected.ratio:.4g}" in text
+
+
+def test_an_empty_phase_names_the_whole_run_and_a_full_name_its_source():
+    rows = experiment_rows(_rows(), "iozone", None)
+    assert metric_pairs(rows, "workload::disk_reads", "off").label == "workload::disk_reads"
+    assert metric_pairs(rows, "gem5:pass1:disk_reads", "off").values.loc[0, "off"] == 523
+
+
+def test_a_metric_that_fits_several_is_refused_naming_each():
+    with pytest.raises(StudyError, match="fits 3 .*gem5:pass1:disk_reads, gem5:pass2:disk_reads, "
+                                         "workload::disk_reads"):
+        metric_pairs(experiment_rows(_rows(), "iozone", None), "disk_reads", "off")
+
+
+def test_an_unknown_metric_is_refused_with_the_closest_names():
+    with pytest.raises(StudyError, match="'pass3:disk_reads': not in .*gem5:pass2:disk_reads"):
+        metric_pairs(experiment_rows(_rows(), "iozone", None), "pass3:disk_reads", "off")
+    with pytest.raises(StudyError, match="write it as metric"):
+        metric_pairs(experiment_rows(_rows(), "iozone", None), "a:b:c:d", "off")
+
+
+def test_a_baseline_without_runs_is_refused_listing_the_policies():
+    with pytest.raises(StudyError, match="'classic': .*baseline, mglru, off"):
+        metric_pairs(experiment_rows(_rows(), "iozone", None), "pass2:disk_reads", "classic")
+
+
+def test_backends_are_never_pooled_and_two_systems_need_a_choice():
+    both = pd.concat([_rows(), _rows(backend="qemu")])
+    with pytest.raises(StudyError, match="gem5, qemu; they are never compared"):
+        experiment_rows(both, "iozone", None)
+    two = pd.concat([_rows(), _rows(system="ssd-96")])
+    with pytest.raises(StudyError, match="2 systems; choose one with --system: hdd-96, ssd-96"):
+        experiment_rows(two, "iozone", None)
+    assert set(experiment_rows(two, "iozone", "ssd-96")["system"]) == {"ssd-96"}
+    with pytest.raises(StudyError, match="experiment 'make': not in the table; it has iozone"):
+        experiment_rows(two, "make", None)
+
+
+def test_the_command_reads_the_published_table(tmp_path, capsys):
+    report = tmp_path / "published" / "smoke" / "report"
+    report.mkdir(parents=True)
+    _rows().to_parquet(report / "table.parquet")
+    assert main(["pairs", "smoke", "iozone", "pass2:disk_reads", "--published",
+                 "--results", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("gem5:pass2:disk_reads (commands)") and "off / baseline" in out
+    # without a published table it says what to run
+    assert main(["pairs", "smoke", "iozone", "x", "--published",
+                 "--results", str(tmp_path / "none")]) == 2
+    assert "./study publish smoke" in capsys.readouterr().err
