@@ -101,7 +101,8 @@ def _number(value: float) -> str:
         return "-"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
-    return f"{value:.4g}" if abs(value) < 1e5 else f"{value:,.0f}"
+    # counts whole, as findings quote them; fractions to four significant digits
+    return f"{value:,.0f}" if value == int(value) or abs(value) >= 1e5 else f"{value:.4g}"
 
 
 def format_pairs(result: MetricPairs) -> str:

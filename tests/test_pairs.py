@@ -35,7 +35,7 @@ def test_values_are_laid_out_by_repetition_with_the_baseline_first_and_paired_by
     expected = paired(dict(enumerate(READS["baseline"])), dict(enumerate(READS["off"])))
     assert result.ratios["baseline"] == expected
     text = format_pairs(result)
-    assert "977" not in text and "980-983" in text and "1033-1062" in text
+    assert "977" not in text and "980-983" in text and "1,033-1,062" in text
     assert f"baseline / off: {expected.ratio:.4g}" in text
 
 
@@ -87,3 +87,14 @@ def test_the_command_reads_the_published_table(tmp_path, capsys):
     assert main(["pairs", "smoke", "iozone", "x", "--published",
                  "--results", str(tmp_path / "none")]) == 2
     assert "./study publish smoke" in capsys.readouterr().err
+
+
+def test_counts_print_whole_and_fractions_to_four_digits():
+    rows = _rows()
+    rows.loc[rows["metric"] == "disk_reads", "value"] *= 33  # 32,439 and more
+    text = format_pairs(metric_pairs(experiment_rows(rows, "iozone", None),
+                                     "pass2:disk_reads", "baseline"))
+    assert "32,439" in text and "e+" not in text
+    half = format_pairs(metric_pairs(experiment_rows(_rows(), "iozone", None),
+                                     "pass1:disk_reads", "baseline"))
+    assert "491.5" in half  # 983 / 2
