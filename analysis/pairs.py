@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from analysis.compare import policy_order
 from analysis.paired import Paired, paired
 from reclaimstudy.errors import StudyError
 
@@ -76,7 +77,7 @@ def experiment_rows(table: pd.DataFrame, experiment: str, system: str | None) ->
     if len(backends) > 1:  # never pooled: QEMU numbers are not gem5 timing
         raise StudyError(f"{experiment} has runs on {', '.join(backends)}; they are never "
                          "compared with each other")
-    return rows[rows["status"] == "ok"] if "status" in rows else rows
+    return rows[rows["status"] == "ok"]  # the table has a status column (table.py)
 
 
 def metric_pairs(rows: pd.DataFrame, spec: str, baseline: str) -> MetricPairs:
@@ -87,7 +88,7 @@ def metric_pairs(rows: pd.DataFrame, spec: str, baseline: str) -> MetricPairs:
                          + ", ".join(policies))
     values = chosen.pivot_table(index="repetition", columns="policy", values="value",
                                 aggfunc="first")
-    ordered = [baseline] + [p for p in policies if p != baseline]
+    ordered = policy_order(policies, baseline)
     values = values[ordered]
     base = values[baseline].dropna().to_dict()
     ratios = {p: paired(values[p].dropna().to_dict(), base) for p in ordered[1:]}
