@@ -20,6 +20,8 @@ VMSTAT = [
     (_count("refault_anon", "pages", "anonymous refaults"), ("workingset_refault_anon",)),
     (_count("refault_file", "pages", "file refaults"), ("workingset_refault_file",)),
     (_count("pgactivate", "pages", "pages activated"), ("pgactivate",)),
+    # 6.1 moves active pages back to balance the lists: what an activation costs again.
+    (_count("pgdeactivate", "pages", "pages deactivated"), ("pgdeactivate",)),
     (_count("pgscan_kswapd", "pages", "pages scanned by kswapd"), ("pgscan_kswapd",)),
     (_count("pgscan_direct", "pages", "pages scanned in direct reclaim"), ("pgscan_direct",)),
     (_count("pgsteal_kswapd", "pages", "pages reclaimed by kswapd"), ("pgsteal_kswapd",)),

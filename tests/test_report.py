@@ -174,6 +174,20 @@ def test_each_phase_records_the_swap_cache_left_at_its_end(report):
     assert ends[1] > 0  # the fixture's fill did leave pages in the swap cache
 
 
+def test_each_phase_counts_the_pages_moved_each_way_between_the_lists(report):
+    import pandas as pd
+    table = pd.read_parquet(report["table"][1])
+    [run_dir] = (RUNS / "smoke").glob("thrash-baseline-*r0*")
+    marks = [e["vmstat"] for e in read_events(run_dir)
+             if e.get("event") in ("phase", "phases_done")]
+    for metric, counter in (("pgactivate", "pgactivate"), ("pgdeactivate", "pgdeactivate")):
+        rows = table[(table["run_id"] == run_dir.name) & (table["metric"] == metric)]
+        assert dict(zip(rows["phase"], rows["value"])) == {
+            "fill": marks[1][counter] - marks[0][counter],
+            "access": marks[2][counter] - marks[1][counter]}
+    assert marks[2]["pgdeactivate"] > marks[1]["pgdeactivate"]  # the fixture's access deactivates
+
+
 def test_runs_the_study_no_longer_asks_for_are_set_aside(tmp_path):
     study = tmp_path / "smoke"
     shutil.copytree(RUNS / "smoke", study)
