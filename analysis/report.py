@@ -9,6 +9,7 @@ failed runs, what the runs cost (host and simulated time), and the exact inputs
 import base64
 import json
 import re
+import textwrap
 import time
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 import pandas as pd  # noqa: E402
 from jinja2 import Environment, FileSystemLoader  # noqa: E402
 from markdown_it import MarkdownIt  # noqa: E402
@@ -34,14 +36,18 @@ from reclaimstudy.record import PublishedRun, host_wall_seconds  # noqa: E402
 TEMPLATES = Path(__file__).parent / "templates"
 # Workload metrics shown as bars (at most this many per experiment) and as timelines.
 MAX_BARS = 6
+# Characters of a 10-pt title that fit in an inch of figure (DejaVu Sans, with a margin).
+TITLE_CHARS_PER_INCH = 11
 TIMELINES = {"cumulative_s": "step", "launch_s": "step", "step_s": "step", "launch_majflt": "step",
              "round_s": "round", "pass_s": "pass",
              "round_pgmajfault": "round", "round_refault_file": "round"}
 
 
 def _finish(fig, title: str, path: Path) -> Path:
-    """Title, lay out, save and close a figure."""
-    fig.suptitle(title, fontsize=10)
+    """Title, lay out, save and close a figure. The title wraps to the figure's width (a
+    one-panel figure is 4.5 in wide: a long title would run off both edges)."""
+    fig.suptitle(textwrap.fill(title, width=int(fig.get_figwidth() * TITLE_CHARS_PER_INCH)),
+                 fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -107,6 +113,7 @@ def _timeline_plot(rows: pd.DataFrame, policies: list[str], title: str, path: Pa
         if spans_decades(plotted):
             ax.set_yscale("log")
         ax.set_xlabel(TIMELINES[metric])
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole: no pass 1.2
         ax.set_ylabel(f"{metric} ({data['unit'].iloc[0]})")
         ax.legend(fontsize=7)
     return _finish(fig, title, path)

@@ -506,6 +506,28 @@ def test_the_per_step_plot_draws_a_band_where_repetitions_differ(tmp_path, monke
     plt.close(drawn["fig"])
 
 
+def test_a_one_panel_plot_keeps_its_long_title_and_whole_steps_on_the_figure(tmp_path, monkeypatch):
+    import matplotlib.image
+    import matplotlib.pyplot as plt
+    from analysis import report
+    rows = pd.DataFrame([{"policy": "baseline", "repetition": 0, "metric": "pass_s",
+                          "index": float(i), "value": 1.0 + i / 10, "unit": "s"} for i in (1, 2)])
+    title = "iozone-mmap: per step (line: mean; band: min-max over repetitions)"
+    closed = []
+    monkeypatch.setattr(report.plt, "close", closed.append)  # keep the saved figure to measure
+    path = report._timeline_plot(rows, ["baseline"], title, tmp_path / "t.png")
+    [fig] = closed
+    renderer = fig.canvas.get_renderer()
+    assert fig._suptitle.get_text().replace("\n", " ") == title
+    box = fig._suptitle.get_window_extent(renderer)
+    assert box.x0 >= 0 and box.x1 <= fig.get_figwidth() * fig.dpi  # all of it on the figure
+    ticks = [t.get_text().replace("\N{MINUS SIGN}", "-") for t in fig.axes[0].get_xticklabels()]
+    assert ticks and all(float(t).is_integer() for t in ticks if t)  # passes 1 and 2, no 1.2
+    assert matplotlib.image.imread(path).shape[1] > 100
+    monkeypatch.undo()
+    plt.close(fig)
+
+
 def test_the_phase_plot_shows_every_repetition_beside_the_mean(tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
     from analysis import report
