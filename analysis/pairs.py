@@ -102,22 +102,24 @@ def _number(value: float) -> str:
         return "-"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
-    # counts whole, as findings quote them; fractions to four significant digits
-    return f"{value:,.0f}" if value == int(value) or abs(value) >= 1e5 else f"{value:.4g}"
+    # counts whole, as findings quote them (a mean of counts too); fractions to four
+    # significant digits
+    return f"{value:,.0f}" if value == int(value) or abs(value) >= 1e3 else f"{value:.4g}"
 
 
 def format_pairs(result: MetricPairs) -> str:
     """Plain text: the values by repetition, each policy's range, and its paired ratio."""
     values = result.values
-    width = max(12, *(len(p) + 2 for p in values.columns))
+    rows = [(f"r{repetition}", [_number(v) for v in row]) for repetition, row in values.iterrows()]
+    rows.append(("range", [f"{_number(values[p].min())}-{_number(values[p].max())}"
+                           for p in values.columns]))
+    # every column as wide as its widest cell, and two spaces between (disk ticks run to
+    # 16 digits with their commas)
+    width = 2 + max(12, *(len(p) for p in values.columns),
+                    *(len(cell) for _, cells in rows for cell in cells))
     lines = [f"{result.label} ({result.unit})",
              "repetition".ljust(12) + "".join(p.rjust(width) for p in values.columns)]
-    for repetition, row in values.iterrows():
-        lines.append(f"r{repetition}".ljust(12)
-                     + "".join(_number(v).rjust(width) for v in row))
-    lines.append("range".ljust(12) + "".join(
-        f"{_number(values[p].min())}-{_number(values[p].max())}".rjust(width)
-        for p in values.columns))
+    lines += [name.ljust(12) + "".join(cell.rjust(width) for cell in cells) for name, cells in rows]
     for policy, pair in result.ratios.items():
         lines.append(f"  {policy} / {result.baseline}: {_number(pair.ratio)} "
                      f"[{_number(pair.low)}, {_number(pair.high)}], p {_number(pair.p_value)}, "

@@ -98,3 +98,15 @@ def test_counts_print_whole_and_fractions_to_four_digits():
     half = format_pairs(metric_pairs(experiment_rows(_rows(), "iozone", None),
                                      "pass1:disk_reads", "baseline"))
     assert "491.5" in half  # 983 / 2
+
+
+
+def test_wide_values_keep_their_columns_apart():
+    rows = _rows()
+    rows.loc[rows["metric"] == "disk_reads", "value"] *= 7e9  # like disk ticks: 16 digits
+    result = metric_pairs(experiment_rows(rows, "iozone", None), "pass2:disk_reads", "baseline")
+    ranges = {"baseline": "6,860,000,000,000-6,881,000,000,000",
+              "off": "7,301,000,000,000-7,322,000,000,000",
+              "mglru": "7,231,000,000,000-7,434,000,000,000"}
+    *_, last_range, _, _ = format_pairs(result).splitlines()
+    assert last_range.split() == ["range"] + [ranges[p] for p in result.values.columns]
