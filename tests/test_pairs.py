@@ -100,7 +100,6 @@ def test_counts_print_whole_and_fractions_to_four_digits():
     assert "491.5" in half  # 983 / 2
 
 
-
 def test_wide_values_keep_their_columns_apart():
     rows = _rows()
     rows.loc[rows["metric"] == "disk_reads", "value"] *= 7e9  # like disk ticks: 16 digits

@@ -180,8 +180,8 @@ def test_each_phase_counts_the_pages_moved_each_way_between_the_lists(report):
     [run_dir] = (RUNS / "smoke").glob("thrash-baseline-*r0*")
     marks = [e["vmstat"] for e in read_events(run_dir)
              if e.get("event") in ("phase", "phases_done")]
-    for metric, counter in (("pgactivate", "pgactivate"), ("pgdeactivate", "pgdeactivate")):
-        rows = table[(table["run_id"] == run_dir.name) & (table["metric"] == metric)]
+    for counter in ("pgactivate", "pgdeactivate"):  # the table names them as vmstat does
+        rows = table[(table["run_id"] == run_dir.name) & (table["metric"] == counter)]
         assert dict(zip(rows["phase"], rows["value"])) == {
             "fill": marks[1][counter] - marks[0][counter],
             "access": marks[2][counter] - marks[1][counter]}
