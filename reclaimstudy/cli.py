@@ -232,7 +232,8 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, help="seconds before a run is killed and marked failed")
     p.add_argument("--only", action="append", metavar="PATTERN",
                    help="only the runs named like PATTERN (experiment/policy/system/rN, shell "
-                        "wildcards, e.g. 'desktop/baseline/*/r0'); repeatable")
+                        "wildcards, e.g. 'desktop/baseline/*/r0'); repeatable, and runs go in "
+                        "the order of the first pattern they match")
     p.add_argument("--status-every", type=_positive_seconds, default=STATUS_EVERY_S, metavar="S",
                    help=f"say what is running every S seconds (default {STATUS_EVERY_S:.0f})")
 

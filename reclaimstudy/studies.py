@@ -55,11 +55,19 @@ class Study:
         return replace(self, only=tuple(patterns))
 
     def runs(self, backend: str) -> list[tuple[Experiment, RunSpec]]:
-        """The runs to make: every run of the study, or those `only` selects."""
+        """The runs to make: every run of the study, or those `only` selects, in the
+        order of the first pattern each matches (so one sweep can put some runs first
+        without a second sweep waiting on the first's last run), else the study's order."""
         out = self.all_runs(backend)
         if self.only:
-            out = [(e, spec) for e, spec in out
-                   if any(fnmatch.fnmatchcase(_only_label(e, spec), p) for p in self.only)]
+            first = {}
+            for index, (e, spec) in enumerate(out):
+                label = _only_label(e, spec)
+                first[index] = next((n for n, p in enumerate(self.only)
+                                     if fnmatch.fnmatchcase(label, p)), None)
+            chosen = sorted((i for i in first if first[i] is not None),
+                            key=lambda i: (first[i], i))
+            out = [out[i] for i in chosen]
         return out
 
     def all_runs(self, backend: str) -> list[tuple[Experiment, RunSpec]]:

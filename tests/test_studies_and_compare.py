@@ -225,7 +225,7 @@ def test_only_narrows_a_sweep_to_the_runs_its_patterns_name():
     from reclaimstudy.studies import load_study
     study = load_study("seeds-gem5")
     every = study.runs("gem5")
-    chosen = study.select(["desktop/baseline/*/r0", "thrash/*/desktop-ssd-96/r[01]"]).runs("gem5")
+    chosen = study.select(["thrash/*/desktop-ssd-96/r[01]", "desktop/baseline/*/r0"]).runs("gem5")
     assert [(e.name, s.policy.name, s.repetition) for e, s in chosen] == [
         ("thrash", p, r) for r in (0, 1) for p in ("baseline", "refault-scan-anon-off", "mglru")
     ] + [("desktop", "baseline", 0)]  # repetition by repetition: a cut sweep leaves pairs
@@ -235,6 +235,17 @@ def test_only_narrows_a_sweep_to_the_runs_its_patterns_name():
     assert study.select(["desktop/*"]).points() == study.points()  # a report still wants all
     chosen_ids = {s.label() + str(s.arguments) for _, s in chosen}
     assert chosen_ids <= {s.label() + str(s.arguments) for _, s in every}
+
+
+def test_only_runs_go_in_the_order_of_the_first_pattern_they_match():
+    study = load_study("seeds-gem5")
+    chosen = study.select(["make-grep/*/*/r4", "desktop/baseline/*/r0", "make-grep/*/*/r[3-4]",
+                           "ebizzy/mglru/*/r1"]).runs("gem5")
+    assert [(e.name, s.policy.name, s.repetition) for e, s in chosen] == (
+        [("make-grep", p, 4) for p in ("baseline", "use-once-unmapped-off", "mglru")]
+        + [("desktop", "baseline", 0)]
+        + [("make-grep", p, 3) for p in ("baseline", "use-once-unmapped-off", "mglru")]
+        + [("ebizzy", "mglru", 1)])  # a run two patterns name comes once, at its first
 
 
 def test_progress_and_status_name_runs_as_only_takes_them():
