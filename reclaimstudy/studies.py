@@ -60,15 +60,16 @@ class Study:
         without a second sweep waiting on the first's last run), else the study's order."""
         out = self.all_runs(backend)
         if self.only:
-            first = {}
-            for index, (e, spec) in enumerate(out):
-                label = _only_label(e, spec)
-                first[index] = next((n for n, p in enumerate(self.only)
-                                     if fnmatch.fnmatchcase(label, p)), None)
-            chosen = sorted((i for i in first if first[i] is not None),
-                            key=lambda i: (first[i], i))
-            out = [out[i] for i in chosen]
+            ranked = [(self._first_pattern(e, spec), (e, spec)) for e, spec in out]
+            # sorted() is stable: within a pattern, runs keep the study's order
+            out = [run for rank, run in sorted((r for r in ranked if r[0] is not None),
+                                               key=lambda r: r[0])]
         return out
+
+    def _first_pattern(self, experiment: Experiment, spec: RunSpec) -> int | None:
+        """The index of the first `only` pattern naming this run, None if none does."""
+        label = _only_label(experiment, spec)
+        return next((n for n, p in enumerate(self.only) if fnmatch.fnmatchcase(label, p)), None)
 
     def all_runs(self, backend: str) -> list[tuple[Experiment, RunSpec]]:
         """Every run of the study, experiment by experiment, repetition by repetition.
