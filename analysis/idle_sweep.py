@@ -5,6 +5,7 @@ seed expects faults without VM_EXEC protection once T passes I, and with it only
 I + A."""
 
 import json
+from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -14,25 +15,73 @@ FAULTS = ("interactive_majflt", "stream")
 SCANS = ("inactive_scan_s", "active_scan_s")
 
 
-def idle_sweeps(table: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
-    """Per (backend, system) with runs at two or more idle times: one row per run with its
-    experiment, T (s), policy, repetition, faults in the stream, and I and A (NaN where not
-    measured, as under MGLRU, whose lists are generations)."""
+def _stream_runs(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per hot-stream run: its experiment, T (s), policy, repetition, faults in
+    the stream, and I and A (NaN where not measured, as under MGLRU, whose lists are
+    generations)."""
     rows = table[(table["workload"] == WORKLOAD) & (table["status"] == "ok")
                  & (table["phase"] == FAULTS[1])
                  & table["metric"].isin([FAULTS[0], *SCANS]) & table["index"].isna()]
     if rows.empty:
-        return {}
+        return pd.DataFrame()
     wide = rows.pivot_table(index=["backend", "system", "experiment", "run_id", "policy",
                                    "repetition", "arguments"], columns="metric",
                             values="value").reset_index()
     wide["T"] = [json.loads(a)["period_us"] / 1e6 for a in wide["arguments"]]
+    return wide.drop(columns="arguments").reindex(
+        columns=["backend", "system", "experiment", "run_id", "policy", "repetition", "T",
+                 FAULTS[0], *SCANS])
+
+
+def idle_sweeps(table: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
+    """Per (backend, system) with runs at two or more idle times, its runs (_stream_runs)."""
+    wide = _stream_runs(table)
     out = {}
-    for key, part in wide.groupby(["backend", "system"]):
-        if part["T"].nunique() >= 2 and FAULTS[0] in part:
-            out[key] = part.drop(columns="arguments").reindex(
-                columns=["experiment", "run_id", "policy", "repetition", "T", FAULTS[0],
-                         *SCANS])
+    for key, part in wide.groupby(["backend", "system"]) if not wide.empty else []:
+        if part["T"].nunique() >= 2 and part[FAULTS[0]].notna().any():
+            out[key] = part.drop(columns=["backend", "system"]).reset_index(drop=True)
+    return out
+
+
+@dataclass(frozen=True)
+class Window:
+    """Where one experiment's idle time T sits in seed 000b's window, by the I and A its
+    own classic-LRU runs measured."""
+    T: float
+    inactive: float   # I (s)
+    active: float     # A (s)
+
+    @property
+    def inside(self) -> bool:
+        """Whether the seed expects VM_EXEC protection to matter: past I (without it the
+        pages go) and short of I + A (with it they stay)."""
+        return self.inactive <= self.T < self.inactive + self.active
+
+    def describe(self) -> str:
+        bounds = f"I {self.inactive:.2g} s, I + A {self.inactive + self.active:.2g} s"
+        if self.T < self.inactive:
+            where = "below I: kept either way, no effect expected"
+        elif self.inside:
+            where = "inside the window"
+        else:
+            where = "past I + A: lost either way, no effect expected"
+        return f"T {self.T:g} s {where} ({bounds})"
+
+
+def windows(table: pd.DataFrame) -> dict[tuple[str, str, str], Window]:
+    """(experiment, backend, system) -> its Window, for every hot-stream experiment with
+    a run that measured both I and A."""
+    wide = _stream_runs(table)
+    out = {}
+    if wide.empty:
+        return out
+    for (experiment, backend, system), part in wide.groupby(["experiment", "backend",
+                                                             "system"]):
+        classic = part.dropna(subset=list(SCANS))
+        if not classic.empty:
+            out[(experiment, backend, system)] = Window(
+                float(part["T"].iloc[0]), float(classic[SCANS[0]].mean()),
+                float(classic[SCANS[1]].mean()))
     return out
 
 

@@ -8,7 +8,10 @@ are used instead, and the ratio shown is that of the means.
 The verdict against a seed: "reproduced" when the whole interval lies on the seed's
 side of no effect, "reversed" when it lies on the other side, "inconclusive (n=..)"
 otherwise; with fewer than two pairs, or pairs that do not differ at all (nothing
-varied between repetitions), nothing can be concluded. A percentile bootstrap over two
+varied between repetitions), nothing can be concluded. Where the seed itself expects no
+effect (seed 000b's idle time outside its window), pairs that are all equal or an
+interval holding 1 are "no effect found, as expected", and one excluding 1 "an effect
+where none is expected". A percentile bootstrap over two
 or three pairs has only a handful of distinct resamples and its interval is too
 narrow, so a verdict also needs the paired t-test to agree (p < ALPHA).
 """
@@ -23,6 +26,8 @@ CONFIDENCE = 0.95
 ALPHA = 0.05
 RESAMPLES = 10_000
 SEED = 20261123  # the bootstrap's own random stream: the same table, the same interval
+NO_EFFECT_AS_EXPECTED = "no effect found, as expected"
+EFFECT_NOT_EXPECTED = "an effect where none is expected"
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,19 @@ class Paired:
         if self.low > 1 if seed_lower else self.high < 1:
             return "reversed"
         return f"inconclusive (n={self.n})"
+
+    def verdict_of_no_effect(self) -> str:
+        """Where the seed itself expects no effect (seed 000b's idle time outside its
+        window): none found when the interval holds 1 and the test does not object (or
+        every pair is equal), an effect when both exclude it."""
+        if self.n < 2 or math.isnan(self.low):
+            return f"inconclusive (n={self.n})"
+        holds_one = self.low <= 1 <= self.high
+        if holds_one and not self.p_value < ALPHA:
+            return NO_EFFECT_AS_EXPECTED
+        if not holds_one and self.p_value < ALPHA:
+            return EFFECT_NOT_EXPECTED
+        return f"inconclusive (n={self.n}, p={self.p_value:.2g})"
 
 
 def pairs(with_values: dict, without_values: dict) -> tuple[np.ndarray, np.ndarray]:

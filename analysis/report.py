@@ -320,6 +320,8 @@ def _seed_rows(seeds: pd.DataFrame, regimes: pd.DataFrame, table: pd.DataFrame) 
             n = len(regime["rows"])
             row["regime"] = (f"**out**: {regime['out']} of {n} short" if regime["out"]
                              else f"in ({n}/{n})")
+        if row.get("window"):
+            row["regime"] += f"; {row['window']}"
         runs = table[(table["experiment"] == row["experiment"])
                      & (table["backend"] == row["backend"]) & (table["system"] == row["system"])
                      & table["policy"].isin(row["policies"])]

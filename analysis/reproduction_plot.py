@@ -12,7 +12,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
-VERDICT_COLOURS = {"reproduced": "tab:green", "reversed": "tab:red"}
+from analysis.paired import EFFECT_NOT_EXPECTED, NO_EFFECT_AS_EXPECTED  # noqa: E402
+
+VERDICT_COLOURS = {"reproduced": "tab:green", "reversed": "tab:red",
+                   NO_EFFECT_AS_EXPECTED: "tab:green", EFFECT_NOT_EXPECTED: "tab:red"}
 INCONCLUSIVE = "tab:grey"
 
 
@@ -26,7 +29,8 @@ def _finite(value) -> bool:
 
 def reproduction_figure(seeds: pd.DataFrame):
     """One row per reproduction row (top to bottom in the table's order): the seed's ratio
-    as a black diamond, ours as a dot with its interval; rows whose paired ratio is
+    as a black diamond (an open one at 1 where the seed expects no effect: 000b's idle
+    time outside its window), ours as a dot with its interval; rows whose paired ratio is
     undefined (n < 2, or a zero) show the seed's alone. None when no row has a ratio
     (or `seeds` is empty).
     The caller titles and saves it."""
@@ -39,7 +43,12 @@ def reproduction_figure(seeds: pd.DataFrame):
     for y, row in enumerate(reversed(rows)):
         labels.append(f"{row['seed']} {row['experiment']}: {row['metric']}"
                       + (f" [{row['phase']}]" if row["phase"] else ""))
-        if _finite(row["seed_ratio"]):
+        expected = row.get("expected_ratio", row["seed_ratio"])
+        if expected == 1.0 != row["seed_ratio"]:
+            # outside the seed's window (000b's idle time): it expects no effect
+            labels[-1] += " (seed: none here)"
+            ax.plot(1.0, y, marker="D", markerfacecolor="none", color="black", markersize=6)
+        elif _finite(row["seed_ratio"]):
             ax.plot(row["seed_ratio"], y, marker="D", color="black", markersize=6)
         if _finite(row["paired_ratio"]):
             low, high = row["interval_low"], row["interval_high"]

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from analysis.idle_sweep import windows
 from analysis.paired import paired
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import CONFIGS
@@ -112,12 +113,14 @@ def repetition_values(table: pd.DataFrame, experiment: str, setup: str, claim: C
 def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     """One row per (claim, experiment setup) with runs: the seed's ratio with/without,
     ours (means, and paired by repetition with its interval and verdict: analysis/
-    paired.py), whether the means' direction is the seed's, and MGLRU's value and its
+    paired.py; for seed 000b against no effect where its idle time is outside the
+    window, analysis/idle_sweep.py), whether the means' direction is the seed's, and MGLRU's value and its
     ratio to the seed's "on" policy where the experiment ran MGLRU."""
     rows = []
     if comparison.empty:
         return pd.DataFrame(rows)
     experiments = table[["experiment", "workload"]].drop_duplicates()
+    idle_windows = windows(table)
     for claim in load_claims():
         names = set(experiments[experiments["workload"] == claim.workload]["experiment"])
         found = comparison[comparison["experiment"].isin(names)
@@ -143,6 +146,11 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
             pair = paired(*(repetition_values(table, experiment, setup, claim, policy)
                             for policy in (claim.with_policy, claim.without_policy)))
             mglru = cells[MGLRU_POLICY]["mean"] if MGLRU_POLICY in cells else math.nan
+            # Seed 000b's effect needs the idle time inside its window; outside it the
+            # seed expects none, and that is what the row is judged against.
+            window = idle_windows.get((experiment, backend, system))
+            verdict = (pair.verdict_of_no_effect() if window and not window.inside
+                       else pair.verdict(claim.seed_ratio))
             rows.append({
                 "seed": claim.seed, "experiment": experiment, "what": claim.what,
                 "policies": [claim.with_policy, claim.without_policy] +
@@ -156,7 +164,10 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
                 "p_value": p,
                 "n_pairs": pair.n, "paired_ratio": pair.ratio, "interval_low": pair.low,
                 "interval_high": pair.high, "paired_p": pair.p_value, "paired_by": pair.by,
-                "verdict": pair.verdict(claim.seed_ratio),
+                "verdict": verdict,
+                "window": window.describe() if window else "",
+                # what the row is judged against: the seed's ratio, or 1 outside its window
+                "expected_ratio": 1.0 if window and not window.inside else claim.seed_ratio,
                 "ours_mglru": mglru,
                 "mglru_ratio": mglru / ours_with if ours_with and mglru == mglru else math.nan,
                 "timing": "gem5 (modelled hardware)" if backend == "gem5" else

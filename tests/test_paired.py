@@ -65,3 +65,13 @@ def test_zeros_fall_back_to_differences_with_no_effect_still_at_one():
 def test_the_interval_is_the_same_every_time():
     values = ({r: 1.0 + r % 3 for r in range(6)}, {r: 2.0 + r % 2 for r in range(6)})
     assert paired(*values) == paired(*values)
+
+
+def test_where_the_seed_expects_no_effect_equal_pairs_agree_and_a_clear_change_does_not():
+    equal = paired({0: 1.0, 1: 0.0, 2: 2.0}, {0: 1.0, 1: 0.0, 2: 2.0})
+    assert equal.verdict_of_no_effect() == "no effect found, as expected"
+    across = paired({0: 1.0, 1: 2.0, 2: 1.1}, {0: 1.1, 1: 1.0, 2: 1.2})
+    assert across.verdict_of_no_effect() == "no effect found, as expected"
+    halved = paired({r: 1.0 + 0.01 * r for r in range(5)}, {r: 2.0 + 0.03 * r for r in range(5)})
+    assert halved.verdict_of_no_effect() == "an effect where none is expected"
+    assert paired({0: 1.0}, {0: 2.0}).verdict_of_no_effect() == "inconclusive (n=1)"

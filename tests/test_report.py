@@ -118,6 +118,25 @@ def test_the_reproduction_plot_places_each_row_and_colours_it_by_verdict():
     assert reproduction_figure(seeds.iloc[2:].assign(seed_ratio=float("nan"))) is None
 
 
+def test_the_reproduction_plot_marks_no_effect_where_the_seed_expects_none():
+    import pandas as pd
+
+    from analysis.reproduction_plot import reproduction_figure
+    # seed 000b at an idle time below I: the seed's 3/50 does not apply, 1 does
+    seeds = pd.DataFrame([{"seed": "000b", "experiment": "file-server-T0.01",
+                           "metric": "interactive_majflt", "phase": "stream",
+                           "seed_ratio": 0.06, "expected_ratio": 1.0, "paired_ratio": 0.9,
+                           "interval_low": 0.7, "interval_high": 1.2,
+                           "verdict": "no effect found, as expected"}])
+    ax = reproduction_figure(seeds).axes[0]
+    [label] = [t.get_text() for t in ax.get_yticklabels()]
+    assert label == "000b file-server-T0.01: interactive_majflt [stream] (seed: none here)"
+    [mark] = [line for line in ax.lines if line.get_marker() == "D"]
+    assert mark.get_xdata()[0] == 1.0 and mark.get_markerfacecolor() == "none"
+    assert {t.get_text(): t.get_color() for t in ax.texts} == {
+        "no effect found, as expected": "tab:green"}
+
+
 def _minor_labels(figure):
     figure.canvas.draw()
     return [t.get_text() for t in figure.axes[0].xaxis.get_minorticklabels() if t.get_text()]

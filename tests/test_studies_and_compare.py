@@ -1,5 +1,6 @@
 """Study files (valid, and each kind of bad input named) and the comparison statistics."""
 
+import json
 import math
 
 import pandas as pd
@@ -132,19 +133,32 @@ def test_a_comparison_without_the_baseline_is_an_error():
         compare(_table({"other": [1.0, 2.0]}), "base")
 
 
-def _reproduction_for(values: dict[str, float]):
-    """The seed 000b row for one hot-stream experiment whose policies measured `values`."""
+def _reproduction_for(values: dict[str, float | list[float]], period_us=100_000,
+                      scans=None):
+    """The seed 000b row for one hot-stream experiment whose policies measured `values`
+    (one per repetition, or the same in three); `scans`: the (I, A) its classic-LRU runs
+    measured, which place its idle time `period_us` in the seed's window."""
     from analysis.seeds import reproduction
-    table = pd.DataFrame([
-        {"experiment": "file-server", "setup": "u1", "workload": "hot-stream", "policy": policy,
-         "repetition": rep, "metric": "interactive_majflt", "source": "workload",
-         "phase": "stream", "index": None, "status": "ok", "value": mean}
-        for policy, mean in values.items() for rep in range(3)])
+    per_rep = {policy: v if isinstance(v, list) else [v] * 3 for policy, v in values.items()}
+    rows = []
+    for policy, measured in per_rep.items():
+        for rep, value in enumerate(measured):
+            metrics = {"interactive_majflt": value}
+            if scans and policy != "mglru":
+                metrics.update(inactive_scan_s=scans[0], active_scan_s=scans[1])
+            rows += [{"experiment": "file-server", "setup": "u1", "backend": "gem5",
+                      "system": "desktop-hdd", "run_id": f"{policy}-r{rep}",
+                      "arguments": json.dumps({"period_us": period_us}),
+                      "workload": "hot-stream", "policy": policy, "repetition": rep,
+                      "metric": metric, "source": "workload", "phase": "stream",
+                      "index": None, "status": "ok", "value": v}
+                     for metric, v in metrics.items()]
+    table = pd.DataFrame(rows)
     comparison = pd.DataFrame([
         {"experiment": "file-server", "setup": "u1", "backend": "gem5",
          "system": "desktop-hdd", "source": "workload", "metric": "interactive_majflt",
-         "phase": "stream", "policy": policy, "mean": mean, "p_value": 0.01}
-        for policy, mean in values.items()])
+         "phase": "stream", "policy": policy, "mean": sum(v) / len(v), "p_value": 0.01}
+        for policy, v in per_rep.items()])
     [row] = reproduction(comparison, table).to_dict("records")
     return row
 
@@ -165,6 +179,28 @@ def test_seed_reproduction_directions_including_zero_and_equal_values():
     assert equal["direction"] == "no effect (equal)" and not equal["direction_reproduced"]
     from_zero = _reproduction_for({"baseline": 3.0, "exec-protect-off": 0.0})
     assert from_zero["direction"] == "no" and from_zero["ours_ratio"] == math.inf
+
+
+def test_seed_000b_rows_outside_the_idle_window_are_judged_against_no_effect():
+    # I = 0.03 s, A = 0.3 s: the seed's effect needs 0.03 <= T < 0.33
+    inside = _reproduction_for({"baseline": [3, 4, 2, 3], "exec-protect-off": [40, 50, 45, 52]},
+                               period_us=100_000, scans=(0.03, 0.3))
+    assert inside["verdict"] == "reproduced" and inside["expected_ratio"] == inside["seed_ratio"]
+    assert inside["window"] == "T 0.1 s inside the window (I 0.03 s, I + A 0.33 s)"
+    # below I both policies keep the pages: equal counts are what the seed expects there
+    below = _reproduction_for({"baseline": [1, 0, 1, 2], "exec-protect-off": [1, 0, 1, 2]},
+                              period_us=10_000, scans=(0.03, 0.3))
+    assert below["verdict"] == "no effect found, as expected" and below["expected_ratio"] == 1
+    assert below["window"].startswith("T 0.01 s below I")
+    # past I + A an effect is not the seed's: it is named as such
+    past = _reproduction_for({"baseline": [3, 4, 2, 3], "exec-protect-off": [40, 50, 45, 52]},
+                             period_us=600_000, scans=(0.03, 0.3))
+    assert past["verdict"] == "an effect where none is expected"
+    assert past["window"].startswith("T 0.6 s past I + A")
+    # without I and A measured (MGLRU alone, or no scan counters) the seed's ratio applies
+    unplaced = _reproduction_for({"baseline": [1, 0, 1, 2], "exec-protect-off": [1, 0, 1, 2]},
+                                 period_us=10_000)
+    assert unplaced["window"] == "" and unplaced["verdict"].startswith("inconclusive")
 
 
 def test_workload_metrics_that_stay_zero_are_still_compared():
