@@ -72,6 +72,6 @@ def reproduction_figure(seeds: pd.DataFrame):
     ax.tick_params(axis="x", which="both", labelsize=7)
     ax.set_yticks(range(len(rows)), labels, fontsize=8)
     ax.set_ylim(-0.7, len(rows) - 0.3)
-    ax.set_xlabel("ratio, change on / off (log): black the seed's, coloured ours "
+    ax.set_xlabel("ratio, change on / off (log)\nblack: the seed's; coloured: ours "
                   "(paired, 95% interval)", fontsize=8)
     return fig
