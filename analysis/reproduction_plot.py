@@ -42,7 +42,8 @@ def reproduction_figure(seeds: pd.DataFrame):
     labels = []
     for y, row in enumerate(reversed(rows)):
         labels.append(f"{row['seed']} {row['experiment']}: {row['metric']}"
-                      + (f" [{row['phase']}]" if row["phase"] else ""))
+                      + (f" [{row['phase']}]" if row["phase"] else "")
+                      + (f" (control: {row['policies'][1]})" if row.get("control") else ""))
         expected = row.get("expected_ratio", row["seed_ratio"])
         if expected == 1.0 != row["seed_ratio"]:
             # outside the seed's window (000b's idle time): it expects no effect

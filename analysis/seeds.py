@@ -30,6 +30,10 @@ class Claim:
     seed_with: float
     seed_without: float
     unit: str
+    # A control beyond the seed (its `without` switches off more than the seed changed,
+    # where 6.1 masks the seed's own change): judged against the seed's numbers all the
+    # same, and labelled as such.
+    control: bool = False
 
     @property
     def seed_ratio(self) -> float:
@@ -58,6 +62,13 @@ def check_claim(table: dict, where: str, workloads: dict) -> None:
                          f"declares {table['metric']} in {unit!r}")
 
 
+def _control(table: dict, where: str) -> bool:
+    value = table.get("control", False)
+    if not isinstance(value, bool):
+        raise StudyError(f"{where}: control = {value!r}; allowed: true or false")
+    return value
+
+
 def load_claims(path=SEEDS_FILE) -> list[Claim]:
     claims = []
     workloads = load_workloads()
@@ -65,13 +76,14 @@ def load_claims(path=SEEDS_FILE) -> list[Claim]:
         where = f"{path} [[claim]] #{index + 1}"
         check_keys(where, table,
                    {"seed", "workload", "what", "metric", "phase", "with", "without", "seed_with",
-                    "seed_without", "unit"},
+                    "seed_without", "unit", "control"},
                    {"seed", "workload", "what", "metric", "with", "without", "seed_with",
                     "seed_without", "unit"})
         check_claim(table, where, workloads)
         claims.append(Claim(table["seed"], table["workload"], table["what"], table["metric"],
                             table.get("phase", ""), table["with"], table["without"],
-                            float(table["seed_with"]), float(table["seed_without"]), table["unit"]))
+                            float(table["seed_with"]), float(table["seed_without"]), table["unit"],
+                            _control(table, where)))
     if not claims:
         raise StudyError(f"{path}: no [[claim]]")
     return claims
@@ -153,6 +165,7 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
                        else pair.verdict(claim.seed_ratio))
             rows.append({
                 "seed": claim.seed, "experiment": experiment, "what": claim.what,
+                "control": claim.control,
                 "policies": [claim.with_policy, claim.without_policy] +
                             ([MGLRU_POLICY] if MGLRU_POLICY in cells else []),
                 "metric": claim.metric,

@@ -92,6 +92,19 @@ def test_a_caveat_for_an_unknown_seed_is_refused(tmp_path):
         load_caveats(path)
 
 
+def test_seed_000s_controls_are_claims_of_their_own_and_a_bad_flag_is_refused(tmp_path):
+    from analysis.seeds import load_claims
+    from reclaimstudy.paths import CONFIGS
+    controls = [(c.seed, c.metric, c.without_policy) for c in load_claims() if c.control]
+    assert controls == [("000a", "total_s", "exec-protect-all-off"),
+                        ("000b", "interactive_majflt", "exec-protect-all-off")]
+    path = tmp_path / "seeds.toml"
+    path.write_text((CONFIGS / "seeds.toml").read_text().replace("control = true",
+                                                                 'control = "yes"', 1))
+    with pytest.raises(StudyError, match="control = 'yes'; allowed: true or false"):
+        load_claims(path)
+
+
 def test_the_reproduction_plot_places_each_row_and_colours_it_by_verdict():
     import pandas as pd
 
@@ -124,13 +137,15 @@ def test_the_reproduction_plot_marks_no_effect_where_the_seed_expects_none():
     from analysis.reproduction_plot import reproduction_figure
     # seed 000b at an idle time below I: the seed's 3/50 does not apply, 1 does
     seeds = pd.DataFrame([{"seed": "000b", "experiment": "file-server-T0.01",
-                           "metric": "interactive_majflt", "phase": "stream",
+                           "metric": "interactive_majflt", "phase": "stream", "control": True,
+                           "policies": ["baseline", "exec-protect-all-off"],
                            "seed_ratio": 0.06, "expected_ratio": 1.0, "paired_ratio": 0.9,
                            "interval_low": 0.7, "interval_high": 1.2,
                            "verdict": "no effect found, as expected"}])
     ax = reproduction_figure(seeds).axes[0]
     [label] = [t.get_text() for t in ax.get_yticklabels()]
-    assert label == "000b file-server-T0.01: interactive_majflt [stream] (seed: none here)"
+    assert label == ("000b file-server-T0.01: interactive_majflt [stream] "
+                     "(control: exec-protect-all-off) (seed: none here)")
     [mark] = [line for line in ax.lines if line.get_marker() == "D"]
     assert mark.get_xdata()[0] == 1.0 and mark.get_markerfacecolor() == "none"
     assert {t.get_text(): t.get_color() for t in ax.texts} == {
