@@ -126,8 +126,8 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     """One row per (claim, experiment setup) with runs: the seed's ratio with/without,
     ours (means, and paired by repetition with its interval and verdict: analysis/
     paired.py; for seed 000b against no effect where its idle time is outside the
-    window, analysis/idle_sweep.py), whether the means' direction is the seed's, and MGLRU's value and its
-    ratio to the seed's "on" policy where the experiment ran MGLRU."""
+    window, analysis/idle_sweep.py), whether the means' direction is the seed's, and
+    MGLRU's value and its ratio to the seed's "on" policy where the experiment ran MGLRU."""
     rows = []
     if comparison.empty:
         return pd.DataFrame(rows)
@@ -161,8 +161,7 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
             # Seed 000b's effect needs the idle time inside its window; outside it the
             # seed expects none, and that is what the row is judged against.
             window = idle_windows.get((experiment, backend, system))
-            verdict = (pair.verdict_of_no_effect() if window and not window.inside
-                       else pair.verdict(claim.seed_ratio))
+            expects_none = window is not None and not window.inside
             rows.append({
                 "seed": claim.seed, "experiment": experiment, "what": claim.what,
                 "control": claim.control,
@@ -177,10 +176,11 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
                 "p_value": p,
                 "n_pairs": pair.n, "paired_ratio": pair.ratio, "interval_low": pair.low,
                 "interval_high": pair.high, "paired_p": pair.p_value, "paired_by": pair.by,
-                "verdict": verdict,
+                "verdict": (pair.verdict_of_no_effect() if expects_none
+                            else pair.verdict(claim.seed_ratio)),
                 "window": window.describe() if window else "",
                 # what the row is judged against: the seed's ratio, or 1 outside its window
-                "expected_ratio": 1.0 if window and not window.inside else claim.seed_ratio,
+                "expected_ratio": 1.0 if expects_none else claim.seed_ratio,
                 "ours_mglru": mglru,
                 "mglru_ratio": mglru / ours_with if ours_with and mglru == mglru else math.nan,
                 "timing": "gem5 (modelled hardware)" if backend == "gem5" else
