@@ -125,7 +125,8 @@ def cmd_status(args) -> int:
     from reclaimstudy.cluster import print_status
     from reclaimstudy.studies import load_study
 
-    states = print_status(load_study(args.study), resolve_backend(args.backend), args.results)
+    states = print_status(load_study(args.study), resolve_backend(args.backend, showing=True),
+                          args.results)
     return 1 if any(s.state == "failed" for s in states) else 0
 
 
@@ -203,14 +204,19 @@ def cmd_smoke(args) -> int:
     return status
 
 
-def resolve_backend(name: str) -> str:
-    """'auto' means gem5 when GEM5 is set, else QEMU (saying what that gives up)."""
+def resolve_backend(name: str, showing: bool = False) -> str:
+    """'auto' means gem5 when GEM5 is set, else QEMU (saying what that gives up, or, for
+    `showing` commands such as status, that the gem5 runs need GEM5 to be found)."""
     if name != "auto":
         return name
     if os.environ.get("GEM5"):
         return "gem5"
-    console.print("GEM5 is not set: running on QEMU, which checks function only. Set GEM5 to an "
-                  "X86 gem5 v24.0 binary for the study's hardware timing.")
+    if showing:
+        console.print("GEM5 is not set: showing the study's QEMU runs. A gem5 run's id holds "
+                      "its simulator's hash, so its runs are found with GEM5 set to that build.")
+    else:
+        console.print("GEM5 is not set: running on QEMU, which checks function only. Set GEM5 "
+                      "to an X86 gem5 v24.0 binary for the study's hardware timing.")
     return "qemu"
 
 

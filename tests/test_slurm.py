@@ -209,3 +209,18 @@ def test_status_counts_each_experiments_runs_and_its_complete_repetitions():
     assert (row["experiment"], row["system"], row["runs"]) == ("ebizzy", "desktop-hdd-96", 9)
     assert (row["done"], row["running"], row["not run"]) == (8, 1, 0)
     assert (row["paired"], row["repetitions"]) == (2, 3)  # r1 lacks its MGLRU run
+
+
+def test_without_gem5_auto_falls_back_to_qemu_and_says_what_that_means_for_each_command(
+        monkeypatch, capsys):
+    from reclaimstudy.cli import resolve_backend
+    monkeypatch.delenv("GEM5", raising=False)
+    assert resolve_backend("auto") == "qemu"
+    assert "running on QEMU" in capsys.readouterr().err
+    # status only looks: it must not claim to run anything, and says where gem5 runs went.
+    assert resolve_backend("auto", showing=True) == "qemu"
+    said = " ".join(capsys.readouterr().err.split())
+    assert "showing the study's QEMU runs" in said and "running" not in said
+    monkeypatch.setenv("GEM5", "/somewhere/gem5.fast")
+    assert resolve_backend("auto", showing=True) == "gem5"
+    assert resolve_backend("qemu") == "qemu"
