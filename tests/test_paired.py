@@ -75,3 +75,14 @@ def test_where_the_seed_expects_no_effect_equal_pairs_agree_and_a_clear_change_d
     halved = paired({r: 1.0 + 0.01 * r for r in range(5)}, {r: 2.0 + 0.03 * r for r in range(5)})
     assert halved.verdict_of_no_effect() == "an effect where none is expected"
     assert paired({0: 1.0}, {0: 2.0}).verdict_of_no_effect() == "inconclusive (n=1)"
+
+
+def test_a_ratio_of_counts_with_zeros_keeps_its_interval_at_or_above_zero():
+    # Every run with the change at 0 (MGLRU's faults in the file server): the ratio is 0
+    # and so is all of its interval; an interval of the mean difference over the mean
+    # without would reach below 0 (1 - 50/26).
+    none = paired({r: 0.0 for r in range(5)}, {0: 20.0, 1: 30.0, 2: 25.0, 3: 5.0, 4: 50.0})
+    assert (none.ratio, none.low, none.high) == (0.0, 0.0, 0.0)
+    assert none.by == "difference" and none.spread and none.verdict(0.06) == "reproduced"
+    some = paired({0: 0.0, 1: 4.0, 2: 1.0, 3: 0.0, 4: 2.0}, {r: 10.0 + r for r in range(5)})
+    assert 0 <= some.low < some.ratio < some.high < 1
