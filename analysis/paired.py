@@ -130,7 +130,10 @@ def _ratio_of_means(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 def _interval_paired(a: np.ndarray, b: np.ndarray, statistic) -> tuple[float, float]:
-    result = stats.bootstrap((a, b), statistic, paired=True, confidence_level=CONFIDENCE,
-                             n_resamples=RESAMPLES, method="percentile",
-                             random_state=np.random.default_rng(SEED))
+    # Resamples with nothing without the change are infinite, so the bootstrap's own
+    # standard error (not used here) is not a number; the percentiles are.
+    with np.errstate(invalid="ignore"):
+        result = stats.bootstrap((a, b), statistic, paired=True, confidence_level=CONFIDENCE,
+                                 n_resamples=RESAMPLES, method="percentile",
+                                 random_state=np.random.default_rng(SEED))
     return float(result.confidence_interval.low), float(result.confidence_interval.high)

@@ -86,3 +86,9 @@ def test_a_ratio_of_counts_with_zeros_keeps_its_interval_at_or_above_zero():
     assert none.by == "difference" and none.spread and none.verdict(0.06) == "reproduced"
     some = paired({0: 0.0, 1: 4.0, 2: 1.0, 3: 0.0, 4: 2.0}, {r: 10.0 + r for r in range(5)})
     assert 0 <= some.low < some.ratio < some.high < 1
+
+
+def test_resamples_with_nothing_without_the_change_make_the_interval_open_above(recwarn):
+    result = paired({0: 1.0, 1: 2.0, 2: 3.0}, {0: 0.0, 1: 4.0, 2: 0.0})
+    assert result.ratio == 1.5 and result.low < 1 and result.high == math.inf
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
