@@ -85,7 +85,7 @@ def cmd_run(args) -> int:
         study=args.study, system=get_system(args.system), policy=get_policy(args.policy),
         workload=workload, arguments=workload.arguments(parse_params(args.param)),
         repetition=args.repetition, backend=args.backend,
-        checkpoint_every_s=args.checkpoint_every)
+        checkpoint_every_s=args.checkpoint_every, job_extra=_job_extra(args.job_extra))
     record = runs.execute(spec, backend, results=args.results, timeout_s=args.timeout)
     where = runs.study_dir(spec.study, args.results) / record["run_id"]
     if record["status"] == "ok":
@@ -93,6 +93,16 @@ def cmd_run(args) -> int:
         return 0
     console.print(Text.assemble(("run failed: ", "bold red"), f"{record['reason']} -> {where}"), soft_wrap=True)
     return 1
+
+
+def _job_extra(path: Path | None) -> str:
+    if path is None:
+        return ""
+    try:
+        return path.read_text()
+    except OSError as error:
+        raise StudyError(f"--job-extra {path}: cannot read it ({error.strerror}); allowed: a "
+                         "file of shell lines, such as analysis/traces/hot-stream-faults.sh")
 
 
 def cmd_sweep(args) -> int:
@@ -287,6 +297,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="gem5: checkpoint at every phase boundary and every S simulated "
                         "seconds, restoring each, so a killed run resumes (a study sets it "
                         "with checkpoint_every_s)")
+    p.add_argument("--job-extra", type=Path, metavar="FILE",
+                   help="shell lines the guest runs before the workload, e.g. "
+                        "analysis/traces/hot-stream-faults.sh to trace a program's faults "
+                        "(part of the run's identity; ad hoc runs only)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("sweep", help="run every point of a study, in parallel and resumably, "

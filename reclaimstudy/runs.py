@@ -41,6 +41,9 @@ class RunSpec:
     # gem5: a checkpoint (and a restore) at every phase boundary and every this many
     # simulated seconds; it shapes the numbers (caches restart cold), so it is an input.
     checkpoint_every_s: float | None = None
+    # Shell the job runs before the workload (`study run --job-extra`: ad hoc tracing,
+    # outside any study); it can change what the guest does, so it is an input.
+    job_extra: str = ""
 
     def identity(self) -> dict:
         identity = {"system": self.system.identity(), "policy": self.policy.identity(),
@@ -48,6 +51,8 @@ class RunSpec:
                     "repetition": self.repetition, "backend": self.backend}
         if self.checkpoints():
             identity["checkpoints"] = self.checkpoints()
+        if self.job_extra:
+            identity["job_extra"] = self.job_extra
         return identity
 
     def checkpoints(self) -> dict | None:
@@ -93,7 +98,11 @@ def job_text(spec: RunSpec, identifier: str) -> str:
         "WORKLOAD_ARGS": spec.workload.command_line(spec.arguments),
         "RUN_SEED": record.run_seed(spec.repetition),
     }
-    return "".join(f"{key}={shlex.quote(str(value))}\n" for key, value in values.items())
+    text = "".join(f"{key}={shlex.quote(str(value))}\n" for key, value in values.items())
+    if spec.job_extra:
+        text += "# --job-extra: sourced with the assignments, before the workload runs\n"
+        text += spec.job_extra if spec.job_extra.endswith("\n") else spec.job_extra + "\n"
+    return text
 
 
 def study_dir(study: str, results: Path = RESULTS) -> Path:

@@ -1,0 +1,120 @@
+"""Which pages a traced program faulted on, phase by phase: the console of a run made
+with `--job-extra analysis/traces/hot-stream-faults.sh` holds the program's map
+("TRACE-MAPS:"), its files' inode numbers ("TRACE: ino"), the trace ("TRACE-EV:") and
+the workload's phase marks. Each fault is put in a region of the map (the program's
+code, the rest of its binary, its data file, its heap) and counted major when the
+program itself read its file into the page cache before its next fault (a read
+another task started is not seen: a fault that waited on it counts as minor here).
+
+  python -m analysis.fault_trace results/adhoc/RUN/console.log
+"""
+
+import json
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+
+MARKER = "@@reclaim "
+EVENT = re.compile(r"^TRACE-EV:\s+(\S+)\s+\[\d+\]\s+\S+\s+(\d+\.\d+): (\w+): (.*)$")
+HEAP_BYTES = 2 << 20  # hot-stream's interactive program: --app-heap-mib=2
+
+
+@dataclass
+class Trace:
+    maps: list = field(default_factory=list)     # (low, high, perms, path)
+    files: dict = field(default_factory=dict)    # inode -> "exe" / "dat"
+    phases: list = field(default_factory=list)   # (start, name)
+    events: list = field(default_factory=list)   # (t, task, kind, fields)
+
+
+def read(lines) -> Trace:
+    trace = Trace()
+    for line in lines:
+        line = line.rstrip("\n")
+        if line.startswith("TRACE-MAPS: "):
+            parts = line.split()
+            low, high = (int(x, 16) for x in parts[1].split("-"))
+            trace.maps.append((low, high, parts[2], parts[6] if len(parts) > 6 else ""))
+        elif line.startswith("TRACE: ino "):
+            for pair in line.split()[2:]:
+                name, inode = pair.split("=")
+                trace.files[int(inode)] = name
+        elif match := EVENT.match(line):
+            task, t, kind, rest = match.groups()
+            trace.events.append((float(t), task, kind, rest))
+        elif line.startswith(MARKER):
+            event = json.loads(line[len(MARKER):])
+            if event.get("event") in ("phase", "phases_done"):
+                trace.phases.append((event["t"], event.get("name") or "end"))
+    return trace
+
+
+def region(trace: Trace, address: int) -> str:
+    for low, high, perms, path in trace.maps:
+        if low <= address < high:
+            if path.endswith(".dat"):
+                return "data file"
+            if path and not path.startswith("["):
+                return "code" if "x" in perms else "binary, not code"
+            if not path and high - low == HEAP_BYTES:
+                return "heap"
+            return path or "other anonymous"
+    return "unmapped"
+
+
+def phase_at(trace: Trace, t: float) -> str:
+    name = "start-up"
+    for start, phase in trace.phases:
+        if t >= start:
+            name = phase
+    return name
+
+
+def summary(trace: Trace) -> dict[str, Counter]:
+    """phase -> Counter of "REGION faults", "REGION major" and "FILE read/evicted"."""
+    counts: dict[str, Counter] = {}
+    pending = None  # (phase, region) of the program's last fault, and whether it read
+
+    def close():
+        if pending:
+            counts.setdefault(pending[0], Counter())[f"{pending[1]} major"] += pending[2]
+
+    for t, task, kind, rest in trace.events:
+        phase = phase_at(trace, t)
+        here = counts.setdefault(phase, Counter())
+        if kind == "page_fault_user":
+            close()
+            address = int(re.search(r"address=0x([0-9a-f]+)", rest).group(1), 16)
+            where = region(trace, address)
+            here[f"{where} faults"] += 1
+            pending = [phase, where, 0]
+        elif kind.startswith("mm_filemap_"):
+            inode = int(re.search(r"ino ([0-9a-f]+)", rest).group(1), 16)
+            added = kind == "mm_filemap_add_to_page_cache"
+            here[f"{trace.files.get(inode, inode)} {'read' if added else 'evicted'}"] += 1
+            if added and pending and task.startswith("interactive-"):
+                pending[2] = 1
+    close()
+    return counts
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
+        return 2
+    with open(argv[0], errors="replace") as handle:
+        trace = read(handle)
+    if not trace.maps:
+        print(f"{argv[0]}: no TRACE-MAPS lines: not a run made with a --job-extra trace",
+              file=sys.stderr)
+        return 1
+    for phase, counts in summary(trace).items():
+        print(phase)
+        for key, value in sorted(counts.items()):
+            print(f"  {key:28s} {value:6d}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,42 @@
+# For `study run --workload hot-stream --job-extra analysis/traces/hot-stream-faults.sh`:
+# traces the interactive program's page faults (address, error code) and its two files'
+# page-cache reads and evictions, prints its memory map once it runs, and prints the
+# trace at the job's end; `python -m analysis.fault_trace CONSOLE` splits them by region
+# and phase. The job file sources this before the workload starts.
+T=/sys/kernel/tracing
+mount -t tracefs tracefs $T 2>/dev/null
+# Small, so the buffer barely changes memory (64 MiB systems); "mono" is the clock the
+# workload's phase marks use.
+echo 512 > $T/buffer_size_kb
+echo mono > $T/trace_clock
+D=/usr/share/reclaim/data/hot-stream
+ino_exe=$(stat -c %i $D/interactive)
+ino_dat=$(stat -c %i $D/interactive.dat)
+echo "TRACE: ino exe=$ino_exe dat=$ino_dat"
+echo 'comm == "interactive"' > $T/events/exceptions/page_fault_user/filter
+for event in add_to_page_cache delete_from_page_cache; do
+  echo "i_ino == $ino_exe || i_ino == $ino_dat" > $T/events/filemap/mm_filemap_$event/filter
+  echo 1 > $T/events/filemap/mm_filemap_$event/enable
+done
+echo 1 > $T/events/exceptions/page_fault_user/enable
+echo 1 > $T/tracing_on
+# Its map, once it runs (shell builtins only: a fork per /proc entry was too slow to
+# catch it under QEMU).
+( n=0
+  while [ $n -lt 3000 ]; do
+    for c in /proc/[0-9]*/comm; do
+      name=; read -r name < "$c" 2>/dev/null
+      if [ "$name" = interactive ]; then p=${c%/comm}; break 2; fi
+    done
+    sleep 0.01; n=$((n + 1))
+  done
+  sleep 0.2; sed 's/^/TRACE-MAPS: /' "$p/maps" ) &
+# runjob ends with `guestctl done`: print the trace first.
+guestctl() {
+  if [ "$1" = done ]; then
+    echo 0 > $T/tracing_on
+    echo "TRACE: overrun $(grep -h '^overrun' $T/per_cpu/cpu0/stats)"
+    sed 's/^/TRACE-EV: /' $T/trace | grep -v '^TRACE-EV: #'
+  fi
+  command guestctl "$@"
+}

@@ -1,0 +1,84 @@
+"""analysis/fault_trace.py on a console in the form analysis/traces/hot-stream-faults.sh
+prints (lines as the guest's tracefs and /proc/PID/maps write them)."""
+import pytest
+
+from analysis import fault_trace
+from reclaimstudy.runs import RunSpec, job_text
+from reclaimstudy.policies import get_policy
+from reclaimstudy.systems import get_system
+from reclaimstudy.workloads import get_workload
+
+CONSOLE = """\
+TRACE: ino exe=6097 dat=6098
+@@reclaim {"event":"phase","name":"begin","index":0,"t":1.0}
+TRACE-MAPS: 00401000-0053d000 r-xp 00001000 08:01 6097   /usr/share/reclaim/data/hot-stream/interactive
+TRACE-MAPS: 0053d000-00567000 r--p 0013d000 08:01 6097   /usr/share/reclaim/data/hot-stream/interactive
+TRACE-MAPS: 7f9d9fda6000-7f9d9ffa6000 rw-p 00000000 00:00 0
+TRACE-MAPS: 7f9d9ffa6000-7f9da0049000 r--p 00000000 08:01 6098   /usr/share/reclaim/data/hot-stream/interactive.dat
+@@reclaim {"event":"phase","name":"stream","index":1,"t":2.0}
+TRACE-EV:          kswapd0-22      [000] d....     2.100000: mm_filemap_delete_from_page_cache: dev 8:1 ino 17d2 pfn=0x38be ofs=0 order=0
+TRACE-EV:      interactive-85      [000] d....     2.200000: page_fault_user: address=0x00007f9d9ffa6010 ip=0x0000000000402a30 error_code=0x4
+TRACE-EV:      interactive-85      [000] .....     2.200100: mm_filemap_add_to_page_cache: dev 8:1 ino 17d2 pfn=0x3e42 ofs=0 order=0
+TRACE-EV:      interactive-85      [000] .....     2.200101: mm_filemap_add_to_page_cache: dev 8:1 ino 17d2 pfn=0x3e43 ofs=4096 order=0
+TRACE-EV:      interactive-85      [000] d....     2.300000: page_fault_user: address=0x00007f9d9ffa7010 ip=0x0000000000402a30 error_code=0x4
+TRACE-EV:      interactive-85      [000] d....     2.400000: page_fault_user: address=0x0000000000402a30 ip=0x0000000000402a30 error_code=0x14
+TRACE-EV:      interactive-85      [000] d....     2.500000: page_fault_user: address=0x00007f9d9fda7000 ip=0x0000000000402a30 error_code=0x6
+@@reclaim {"event":"phase","name":"restore","index":2,"t":3.0}
+TRACE-EV:      interactive-85      [000] d....     3.100000: page_fault_user: address=0x0000000000540000 ip=0x0000000000402a30 error_code=0x4
+TRACE-EV:           python-90      [000] .....     3.100100: mm_filemap_add_to_page_cache: dev 8:1 ino 17d1 pfn=0x3e44 ofs=4096 order=0
+"""
+
+
+def test_faults_are_split_by_region_and_phase_and_major_only_when_the_program_read():
+    counts = fault_trace.summary(fault_trace.read(CONSOLE.splitlines()))
+    stream = counts["stream"]
+    assert stream["data file faults"] == 2 and stream["data file major"] == 1
+    assert stream["dat read"] == 2 and stream["dat evicted"] == 1
+    assert (stream["code faults"], stream["code major"]) == (1, 0)
+    assert (stream["heap faults"], stream["heap major"]) == (1, 0)
+    # rodata is the binary's but not code; another task's read is not the program's
+    restore = counts["restore"]
+    assert restore["binary, not code faults"] == 1 and restore["binary, not code major"] == 0
+    assert restore["exe read"] == 1
+
+
+def test_a_console_without_a_trace_is_refused(tmp_path, capsys):
+    plain = tmp_path / "console.log"
+    plain.write_text('@@reclaim {"event":"phase","name":"begin","index":0,"t":1.0}\n')
+    assert fault_trace.main([str(plain)]) == 1
+    assert "not a run made with a --job-extra trace" in capsys.readouterr().err
+
+
+def test_job_extra_is_in_the_job_and_the_identity_and_absent_otherwise():
+    workload = get_workload("hot-stream")
+    plain = RunSpec("adhoc", get_system("desktop-hdd-64"), get_policy("baseline"), workload,
+                    workload.arguments({}), 0, "qemu")
+    traced = RunSpec(**{**plain.__dict__, "job_extra": "echo traced"})
+    assert "job_extra" not in plain.identity()  # no run made before it moves
+    assert traced.identity()["job_extra"] == "echo traced"
+    assert job_text(traced, "id").endswith("echo traced\n")
+    assert job_text(plain, "id") == job_text(traced, "id").split("# --job-extra")[0]
+
+
+@pytest.mark.slow
+def test_the_trace_runs_in_the_guest_and_splits_the_programs_start_up(tmp_path):
+    from reclaimstudy import runs
+    from reclaimstudy.paths import REPO
+    from reclaimstudy.qemu_backend import QemuBackend
+    workload = get_workload("hot-stream")
+    spec = RunSpec("test-trace", get_system("ci-tiny"), get_policy("baseline"), workload,
+                   workload.arguments({"sparse_multiple": 1.0, "period_us": 20000}), 0, "qemu",
+                   job_extra=(REPO / "analysis/traces/hot-stream-faults.sh").read_text())
+    record = runs.execute(spec, QemuBackend(), results=tmp_path, timeout_s=600)
+    assert record["status"] == "ok", record["reason"]
+    console = (tmp_path / "test-trace" / record["run_id"] / "console.log").read_text()
+    trace = fault_trace.read(console.splitlines())
+    assert {path.rsplit("/", 1)[-1] for *_, path in trace.maps} >= {"interactive",
+                                                                   "interactive.dat"}
+    assert sorted(trace.files.values()) == ["dat", "exe"]
+    # Starting, the program runs all its code, reads all its data file and dirties its
+    # heap: faults in each region, and its own reads of both files.
+    start = fault_trace.summary(trace)["start-up"]
+    for where in ("code", "data file", "heap"):
+        assert start[f"{where} faults"] > 0, where
+    assert start["code major"] > 0 and start["exe read"] > 0 and start["dat read"] > 0
