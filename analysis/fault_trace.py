@@ -6,7 +6,7 @@ code, the rest of its binary, its data file, its heap) and counted major when th
 program itself read its file into the page cache before its next fault (a read
 another task started is not seen: a fault that waited on it counts as minor here).
 
-  python -m analysis.fault_trace results/adhoc/RUN/console.log
+  .venv/bin/python -m analysis.fault_trace results/adhoc/RUN/console.log
 """
 
 import json
