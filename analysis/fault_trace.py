@@ -3,8 +3,9 @@ with `--job-extra analysis/traces/hot-stream-faults.sh` holds the program's map
 ("TRACE-MAPS:"), its files' inode numbers ("TRACE: ino"), the trace ("TRACE-EV:") and
 the workload's phase marks. Each fault is put in a region of the map (the program's
 code, the rest of its binary, its data file, its heap) and counted major when the
-program itself read its file into the page cache before its next fault (a read
-another task started is not seen: a fault that waited on it counts as minor here).
+program itself read its file into the page cache before its next fault: an upper bound
+(a fault on a page still cached can start readahead, counted here), and a read another
+task started is not seen (a fault that waited on it counts as minor).
 
   .venv/bin/python -m analysis.fault_trace results/adhoc/RUN/console.log
 """
