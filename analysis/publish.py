@@ -17,6 +17,7 @@ from analysis.report import FINDINGS, PUBLISHED, write_report
 from analysis.table import current_runs, export, runs_table, study_runs
 from reclaimstudy import sweeplog
 from reclaimstudy.errors import StudyError
+from reclaimstudy.locks import exclusive
 from reclaimstudy.record import PARTIAL, partial_name, published_runs
 
 # What the table cannot hold: the runs set aside when it was made (report/published.json).
@@ -27,10 +28,21 @@ def published_dir(study_name: str, results: Path) -> Path:
     return results / PUBLISHED / study_name
 
 
+def publishing(study, results: Path):
+    """One publisher of a study at a time: two at once (a timer's and a person's) swapped
+    the folder under each other's report (a plot gone mid-write)."""
+    return exclusive(results / f".publish-{study.name}.lock", f"the published {study.name}")
+
+
 def publish(study, results: Path) -> dict:
     """Copy the study's current runs' records and table into its published folder (the
     whole folder replaced, so a run since set aside leaves it), then write the report
     there from the published copy alone."""
+    with publishing(study, results):
+        return _publish(study, results)
+
+
+def _publish(study, results: Path) -> dict:
     study_path = results / study.name
     kept, superseded, outdated = current_runs(study_runs(study_path, study.name), study.points())
     table = runs_table(kept, superseded, outdated)
@@ -56,7 +68,7 @@ def publish(study, results: Path) -> dict:
         target.rename(old)
     staging.rename(target)
     shutil.rmtree(old, ignore_errors=True)
-    return report_published(study, results)
+    return _report_published(study, results)
 
 
 def published_table(study, results: Path) -> pd.DataFrame:
@@ -71,6 +83,11 @@ def published_table(study, results: Path) -> pd.DataFrame:
 
 def report_published(study, results: Path) -> dict:
     """Rebuild the published report from the published table and run.json files alone."""
+    with publishing(study, results):
+        return _report_published(study, results)
+
+
+def _report_published(study, results: Path) -> dict:
     target = published_dir(study.name, results)
     report = target / "report"
     stem = report / "table"

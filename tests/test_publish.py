@@ -215,3 +215,21 @@ def test_the_sweep_log_is_published_carried_across_machines_and_reported(publish
     assert "wept 2 time(s)" in written["markdown"].read_text()
     assert "wept 2 time(s)" in report_published(load_study("smoke"), results)[
         "markdown"].read_text()
+
+
+def test_a_second_publisher_waits_for_the_first(published, capsys):
+    import threading
+    from analysis.publish import publishing
+    results, _, _ = published
+    study = load_study("smoke")
+    finished = threading.Event()
+    with publishing(study, results):
+        worker = threading.Thread(target=lambda: (report_published(study, results),
+                                                  finished.set()))
+        worker.start()
+        worker.join(timeout=5)
+        assert not finished.is_set()
+        said = " ".join(capsys.readouterr().err.split())
+        assert "waiting for another process building the published smoke" in said
+    worker.join(timeout=300)
+    assert finished.is_set()
