@@ -80,9 +80,18 @@ def _interval(samples: np.ndarray, statistic) -> tuple[float, float]:
     if len(samples) < 2 or np.all(samples == samples[0]):
         value = float(statistic(samples))
         return value, value
-    result = stats.bootstrap((samples,), statistic, confidence_level=CONFIDENCE,
-                             n_resamples=RESAMPLES, method="percentile",
-                             random_state=np.random.default_rng(SEED))
+    return _bootstrap((samples,), statistic)
+
+
+def _bootstrap(data: tuple, statistic, paired: bool = False) -> tuple[float, float]:
+    """The percentile interval of `statistic` over resamples of `data` (of the pairs
+    together when `paired`), from the bootstrap's own random stream."""
+    # A ratio of means is infinite in resamples with nothing without the change, so the
+    # bootstrap's own standard error (not used here) is not a number; the percentiles are.
+    with np.errstate(invalid="ignore"):
+        result = stats.bootstrap(data, statistic, paired=paired, confidence_level=CONFIDENCE,
+                                 n_resamples=RESAMPLES, method="percentile",
+                                 random_state=np.random.default_rng(SEED))
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
@@ -111,7 +120,7 @@ def paired(with_values: dict, without_values: dict) -> Paired:
     spread = bool(n > 1 and np.ptp(differences) > 0)
     if b.mean() > 0:
         ratio = float(a.mean() / b.mean())
-        low, high = _interval_paired(a, b, _ratio_of_means) if spread else (ratio, ratio)
+        low, high = _bootstrap((a, b), _ratio_of_means, paired=True) if spread else (ratio, ratio)
     else:  # nothing without the change: only the sign of the difference means anything
         low, high = _interval(differences, np.mean)
         ratio = math.inf if a.mean() > 0 else 1.0
@@ -127,13 +136,3 @@ def _ratio_of_means(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1),
                         np.where(top > 0, np.inf, 1.0))
-
-
-def _interval_paired(a: np.ndarray, b: np.ndarray, statistic) -> tuple[float, float]:
-    # Resamples with nothing without the change are infinite, so the bootstrap's own
-    # standard error (not used here) is not a number; the percentiles are.
-    with np.errstate(invalid="ignore"):
-        result = stats.bootstrap((a, b), statistic, paired=True, confidence_level=CONFIDENCE,
-                                 n_resamples=RESAMPLES, method="percentile",
-                                 random_state=np.random.default_rng(SEED))
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
