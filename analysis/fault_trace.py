@@ -10,13 +10,13 @@ task started is not seen (a fault that waited on it counts as minor).
   .venv/bin/python -m analysis.fault_trace results/adhoc/RUN/console.log
 """
 
-import json
 import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
-MARKER = "@@reclaim "
+from reclaimstudy.console import parse_console
+
 EVENT = re.compile(r"^TRACE-EV:\s+(\S+)\s+\[\d+\]\s+\S+\s+(\d+\.\d+): (\w+): (.*)$")
 HEAP_BYTES = 2 << 20  # hot-stream's interactive program: --app-heap-mib=2
 
@@ -29,10 +29,13 @@ class Trace:
     events: list = field(default_factory=list)   # (t, task, kind, fields)
 
 
-def read(lines) -> Trace:
+def read(console: str) -> Trace:
+    """A console's trace lines, and its phase marks as the run's own parser reads them."""
     trace = Trace()
-    for line in lines:
-        line = line.rstrip("\n")
+    events = parse_console(console)
+    trace.phases = [(event["t"], event.get("name") or "end")
+                    for event in events.of("phase") + events.of("phases_done")]
+    for line in console.splitlines():
         if line.startswith("TRACE-MAPS: "):
             parts = line.split()
             low, high = (int(x, 16) for x in parts[1].split("-"))
@@ -44,10 +47,6 @@ def read(lines) -> Trace:
         elif match := EVENT.match(line):
             task, t, kind, rest = match.groups()
             trace.events.append((float(t), task, kind, rest))
-        elif line.startswith(MARKER):
-            event = json.loads(line[len(MARKER):])
-            if event.get("event") in ("phase", "phases_done"):
-                trace.phases.append((event["t"], event.get("name") or "end"))
     return trace
 
 
@@ -105,7 +104,7 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
         return 2
     with open(argv[0], errors="replace") as handle:
-        trace = read(handle)
+        trace = read(handle.read())
     if not trace.maps:
         print(f"{argv[0]}: no TRACE-MAPS lines: not a run made with a --job-extra trace",
               file=sys.stderr)

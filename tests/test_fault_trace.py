@@ -30,7 +30,7 @@ TRACE-EV:           python-90      [000] .....     3.100100: mm_filemap_add_to_p
 
 
 def test_faults_are_split_by_region_and_phase_and_major_only_when_the_program_read():
-    counts = fault_trace.summary(fault_trace.read(CONSOLE.splitlines()))
+    counts = fault_trace.summary(fault_trace.read(CONSOLE))
     stream = counts["stream"]
     assert stream["data file faults"] == 2 and stream["data file major"] == 1
     assert stream["dat read"] == 2 and stream["dat evicted"] == 1
@@ -72,7 +72,7 @@ def test_the_trace_runs_in_the_guest_and_splits_the_programs_start_up(tmp_path):
     record = runs.execute(spec, QemuBackend(), results=tmp_path, timeout_s=600)
     assert record["status"] == "ok", record["reason"]
     console = (tmp_path / "test-trace" / record["run_id"] / "console.log").read_text()
-    trace = fault_trace.read(console.splitlines())
+    trace = fault_trace.read(console)
     assert {path.rsplit("/", 1)[-1] for *_, path in trace.maps} >= {"interactive",
                                                                    "interactive.dat"}
     assert sorted(trace.files.values()) == ["dat", "exe"]
