@@ -62,6 +62,19 @@ def completed(work: Path) -> list[Path]:
     return found
 
 
+def progress(work: Path) -> str | None:
+    """How far a segmented run has got, for a sweep's status line: its saved segments, the
+    simulated time its newest checkpoint reached (gem5's clock, boot included) and the
+    simulator's CPU time over them; None before the first segment is saved."""
+    saved = [d for d in sorted(work.glob("seg-*")) if (d / COMPLETE).is_file()]
+    if not saved:
+        return None
+    results = [json.loads((d / COMPLETE).read_text()) for d in saved]
+    cpu = sum(r.get("host", {}).get("cpu_seconds") or 0 for r in results)
+    return (f"{len(saved)} segment(s) saved, simulated to {results[-1]['sim_seconds']:.1f} s, "
+            f"{cpu:,.0f} gem5 CPU-s")
+
+
 def run_segmented(simulate, params: dict, boot_checkpoint: Path, every_sim_s: float,
                   work: Path, run_dir: Path, timeout_s: float) -> dict:
     """Simulate segment after segment until the guest exits or something fails; join the

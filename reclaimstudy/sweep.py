@@ -14,7 +14,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reclaimstudy import estimate, record, runs, subprocesses, sweeplog
+from reclaimstudy import estimate, gem5_segments, record, runs, subprocesses, sweeplog
 from reclaimstudy.backends import get_backend
 from reclaimstudy.console import parse_console_file
 from reclaimstudy.errors import StudyError
@@ -91,6 +91,8 @@ def _status_lines(study_path: Path, console_file: str, running: dict, started: d
             f"seg-*/{console_file}")) + ([partial / console_file] if partial else [])
         where = next((w for w in map(current_phase, reversed(consoles)) if w != "starting"),
                      "starting")
+        # Across resumes: a long run's sweep-local time alone says little of how far it is.
+        saved = gem5_segments.progress(study_path / record.CHECKPOINTS / identifier)
         price = book.price(spec)
         if not price:
             expected = ""
@@ -100,7 +102,8 @@ def _status_lines(study_path: Path, console_file: str, running: dict, started: d
             expected = (f" (no {spec.workload.name} run yet; {spec.backend} runs took "
                         f"~{estimate.duration(price)} on average)")
         lines.append(f"  running: {spec.point()}: {where}, "
-                     f"{time.monotonic() - started[identifier]:.0f} s{expected}")
+                     f"{time.monotonic() - started[identifier]:.0f} s"
+                     f"{f' ({saved})' if saved else ''}{expected}")
     return lines
 
 

@@ -51,7 +51,8 @@ class FakeGem5:
         if ending:
             (outdir / "cpt").mkdir()
         return {"status": "segment" if ending else "exit", "segment": ending,
-                "sim_seconds": index + 1, "host": {"wall_seconds": 10.0, "max_rss_mib": 5}}
+                "sim_seconds": index + 1,
+                "host": {"wall_seconds": 10.0, "cpu_seconds": 1.5, "max_rss_mib": 5}}
 
 
 def outputs(run_dir):
@@ -75,6 +76,9 @@ def test_a_killed_segmented_run_resumes_from_its_newest_checkpoint_and_ends_the_
         gem5_segments.run_segmented(killed, {}, tmp_path / "boot", 1.0, work, run_dir, 3600)
     assert [p.name for p in gem5_segments.completed(work)] == ["seg-000", "seg-001"]
     assert not (work / "seg-000" / "cpt").exists() and (work / "seg-001" / "cpt").exists()
+    # the sweep's status line: the saved segments only, not the one killed half-way
+    assert gem5_segments.progress(work) == "2 segment(s) saved, simulated to 2.0 s, 3 gem5 CPU-s"
+    assert gem5_segments.progress(tmp_path / "not-started") is None
     again = FakeGem5()
     again.calls = 2  # the stand-in picks its output by segment
     result = gem5_segments.run_segmented(again, {}, tmp_path / "boot", 1.0, work, run_dir, 3600)
