@@ -46,7 +46,8 @@ def run_seed(repetition: int) -> int:
 def run_identity(spec_identity: dict, artefacts: dict) -> dict:
     """`spec_identity`: RunSpec.identity() (the point and the backend); `artefacts`: the
     identity the backend's prepare() returned (kernel, image, ...)."""
-    optional = [k for k in ("checkpoints",) if k in spec_identity]  # only when set: older ids stay
+    # only when set, so that older ids stay
+    optional = [k for k in ("checkpoints", "job_extra") if k in spec_identity]
     return {"schema": RUN_SCHEMA, **{k: spec_identity[k] for k in (*POINT_FIELDS, "backend",
                                                                     *optional)},
             "artefacts": artefacts}

@@ -3,6 +3,7 @@ prints (lines as the guest's tracefs and /proc/PID/maps write them)."""
 import pytest
 
 from analysis import fault_trace
+from reclaimstudy import record
 from reclaimstudy.runs import RunSpec, job_text
 from reclaimstudy.policies import get_policy
 from reclaimstudy.systems import get_system
@@ -54,8 +55,11 @@ def test_job_extra_is_in_the_job_and_the_identity_and_absent_otherwise():
     plain = RunSpec("adhoc", get_system("desktop-hdd-64"), get_policy("baseline"), workload,
                     workload.arguments({}), 0, "qemu")
     traced = RunSpec(**{**plain.__dict__, "job_extra": "echo traced"})
-    assert "job_extra" not in plain.identity()  # no run made before it moves
-    assert traced.identity()["job_extra"] == "echo traced"
+    # what run.json holds and the run id hashes, not only the spec's own view
+    identities = [record.run_identity(spec.identity(), {"kernel": "k"}) for spec in (plain, traced)]
+    assert "job_extra" not in identities[0]  # no run made before it moves
+    assert identities[1]["job_extra"] == "echo traced"
+    assert record.run_id(identities[0], ("x",)) != record.run_id(identities[1], ("x",))
     assert job_text(traced, "id").endswith("echo traced\n")
     assert job_text(plain, "id") == job_text(traced, "id").split("# --job-extra")[0]
 
