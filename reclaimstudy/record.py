@@ -45,12 +45,12 @@ def run_seed(repetition: int) -> int:
 
 def run_identity(spec_identity: dict, artefacts: dict) -> dict:
     """`spec_identity`: RunSpec.identity() (the point and the backend); `artefacts`: the
-    identity the backend's prepare() returned (kernel, image, ...)."""
-    # only when set, so that older ids stay
-    optional = [k for k in ("checkpoints", "job_extra") if k in spec_identity]
-    return {"schema": RUN_SCHEMA, **{k: spec_identity[k] for k in (*POINT_FIELDS, "backend",
-                                                                    *optional)},
-            "artefacts": artefacts}
+    identity the backend's prepare() returned (kernel, image, ...). The point and the
+    backend must be there; every other input the spec's identity holds is kept as it is
+    (RunSpec.identity() adds its optional ones only when set, so that older ids stay): a
+    second list of them here once dropped --job-extra."""
+    point = {k: spec_identity[k] for k in (*POINT_FIELDS, "backend")}
+    return {"schema": RUN_SCHEMA, **point, **spec_identity, "artefacts": artefacts}
 
 
 def run_id(identity: dict, label_parts: tuple[str, ...]) -> str:
