@@ -3,7 +3,8 @@
 # packaging/host-tools.txt (apt-get, as root, missing ones only) and a Python
 # virtual environment in .venv with the exact versions of packaging/requirements.lock
 # (hash-checked). Cheap when nothing changed: a stamp keyed by those files skips all of it.
-# `bootstrap.sh --list-packages` prints the Debian packages it would install.
+# `bootstrap.sh --list-packages` prints the Debian packages it would install;
+# `--missing`, those this machine lacks (as apt-get install would be given them).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"
@@ -15,14 +16,28 @@ if [ "${1:-}" = "--list-packages" ]; then
   printf '%s\n' "${packages[@]}"
   exit 0
 fi
-stamp_key=$(cat "$tools_file" "$lock_file" "$root/pyproject.toml" | sha256sum | cut -c1-16)
+# The kernel source the patch series was made against, installed at that version: a later
+# Debian revision is another kernel (other run ids), so a study carried on on a new
+# machine would start over.
+series_file="$root/kernel-patches/series"
+read -r pinned pinned_version < <(awk '$1 == "#" && $2 == "made-against:" { print $3, $4 }' "$series_file")
+stamp_key=$(cat "$tools_file" "$lock_file" "$root/pyproject.toml" "$series_file" | sha256sum | cut -c1-16)
 stamp="$venv/.bootstrapped-$stamp_key"
-[ -f "$stamp" ] && exit 0
+[ -f "$stamp" ] && [ "${1:-}" != "--missing" ] && exit 0
 
 missing=()
 for package in "${packages[@]}"; do
-  dpkg-query -W -f '${Status}' "$package" 2>/dev/null | grep -q ' installed$' || missing+=("$package")
+  if [ "$package" = "$pinned" ]; then
+    [ "$(dpkg-query -W -f '${Version}' "$package" 2>/dev/null)" = "$pinned_version" ] ||
+      missing+=("$package=$pinned_version")
+  else
+    dpkg-query -W -f '${Status}' "$package" 2>/dev/null | grep -q ' installed$' || missing+=("$package")
+  fi
 done
+if [ "${1:-}" = "--missing" ]; then
+  [ ${#missing[@]} -eq 0 ] || printf '%s\n' "${missing[@]}"
+  exit 0
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "study: missing Debian packages: ${missing[*]}" >&2
@@ -31,7 +46,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   echo "study: installing Debian packages: ${missing[*]}" >&2
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends --allow-downgrades \
+    "${missing[@]}" >&2
 fi
 
 # Debian's interpreter (the python3 package above), whatever else is first on PATH.

@@ -245,6 +245,11 @@ def _build(inputs: dict, key: str, final: Path, jobs: int | None) -> Kernel:
     console.print(f"kernel {key}: building {inputs['source_version']} + "
                   f"{len(inputs['patches'])} patches with {jobs} jobs (log in {work})")
     series = read_series()
+    if inputs["source_version"] != series.version:
+        console.print(f"kernel {key}: the installed {series.package} is "
+                      f"{inputs['source_version']}, the series was made against "
+                      f"{series.version}: another kernel, whose runs get other ids than the "
+                      f"ones made on {series.version} (packaging/bootstrap.sh installs it)")
     source = extract_source(work)
     apply_series(source, series, inputs["source_version"])
     configure(source, work)

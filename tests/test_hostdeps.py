@@ -3,6 +3,7 @@ the host is in it, the bootstrap installs exactly its packages, and each package
 provides its command on this machine."""
 
 import ast
+import os
 import re
 import shlex
 import shutil
@@ -166,6 +167,25 @@ def test_the_bootstrap_installs_exactly_the_lists_packages():
                              capture_output=True, text=True, check=True).stdout.split()
     assert printed == hostdeps.debian_packages()
     assert "mmdebstrap" in printed and "qemu-system-x86" in printed
+
+
+def test_the_bootstrap_installs_the_kernel_source_the_series_was_made_against(tmp_path):
+    """A newer Debian revision of the source is another kernel (other run ids): the
+    bootstrap asks for the series' version, and is content with nothing else."""
+    from reclaimstudy.kernel import read_series
+    series = read_series()
+    # dpkg-query that sees every package installed, the kernel source at VERSION.
+    fake = tmp_path / "dpkg-query"
+    fake.write_text('#!/bin/sh\ncase "$3" in *Version*) echo "$VERSION";; '
+                    '*) echo "install ok installed";; esac\n')
+    fake.chmod(0o755)
+
+    def missing(version):
+        env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}", "VERSION": version}
+        return subprocess.run([REPO / "packaging" / "bootstrap.sh", "--missing"], env=env,
+                              capture_output=True, text=True, check=True).stdout.split()
+    assert missing(series.version + "+newer") == [f"{series.package}={series.version}"]
+    assert missing(series.version) == []
 
 
 def owning_packages(path: str) -> set[str]:
