@@ -8,6 +8,7 @@ runs are skipped, failed ones are redone, and half-written ones (left in the stu
 
 import os
 import shutil
+import threading
 import time
 from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -134,6 +135,36 @@ def _stopped_together(pool: ThreadPoolExecutor):
         raise
 
 
+class SystemPreparer:
+    """Each system's kernel, image and boot checkpoint, built (or reused) once, when its
+    first run starts: a system whose runs are all done builds nothing, and one system's
+    runs go on while the next one boots. A failed preparation fails that system's later
+    runs at once, with the same reason, instead of booting again for each."""
+
+    def __init__(self, backend, identities: dict):
+        self.backend, self.identities = backend, identities
+        self.locks = {name: threading.Lock() for name in identities}
+        self.done: dict = {}  # system name -> Prepared or the StudyError it raised
+
+    def prepared(self, spec):
+        name = spec.system.name
+        with self.locks[name]:
+            if name not in self.done:
+                try:
+                    prepared = self.backend.prepare(spec)
+                    if prepared.identity != self.identities[name]:
+                        raise StudyError(
+                            f"{name}: its kernel, image or gem5 changed while the sweep ran "
+                            f"(run ids were {self.identities[name]}, the built artefacts are "
+                            f"{prepared.identity}); start the sweep again")
+                    self.done[name] = prepared
+                except StudyError as error:
+                    self.done[name] = error
+        if isinstance(self.done[name], StudyError):
+            raise self.done[name]
+        return self.done[name]
+
+
 def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None = None,
               timeout_s: float | None = None,
               status_every_s: float = STATUS_EVERY_S) -> SweepResult:
@@ -145,14 +176,15 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
     if removed:
         console.print(f"sweep: threw away {removed} half-written run(s) of an interrupted sweep")
 
-    # Build (or reuse) kernel, images and checkpoints once per system, before any run.
-    prepared = {}
+    # Run ids come from the inputs alone; a system's kernel, image and boot checkpoint
+    # are built when its first pending run starts (SystemPreparer).
+    identities = {}
     for _, spec in plan:
-        if spec.system.name not in prepared:
-            prepared[spec.system.name] = backend.prepare(spec)
+        if spec.system.name not in identities:
+            identities[spec.system.name] = backend.identity(spec)
     todo, result, published = [], SweepResult(planned=len(plan)), []
     for _, spec in plan:
-        identifier = runs.run_id(spec, prepared[spec.system.name].identity)
+        identifier = runs.run_id(spec, identities[spec.system.name])
         done = record.read_run(study_path / identifier)
         if done and done.current_schema:
             published.append(done.record)
@@ -162,7 +194,7 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
             todo.append(spec)
     memory = max((spec.system.memory_mib for spec in todo), default=0)
     jobs = parallelism(backend_name, memory, jobs)
-    book = estimate.cost_book(study_path, [p.identity for p in prepared.values()])
+    book = estimate.cost_book(study_path, list(identities.values()))
     ahead = estimate.remaining_seconds(book, todo, [], jobs) if todo else 0.0
     console.print(f"sweep {study.name} on {backend_name}: {len(plan)} runs, {result.skipped} "
                   f"already done, {len(todo)} to run, {jobs} at a time" +
@@ -173,19 +205,27 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
                       "gives the hardware timing")
     sweeplog.recover(study_path, published)  # runs a killed sweep published but never logged
     started = time.monotonic()
-    run_started: dict[str, float] = {}  # run id -> when its thread picked it up
+    run_started: dict[str, float] = {}  # run id -> when its simulation started
+    preparing: dict[str, object] = {}  # run id -> spec, while its system is being prepared
     sweep = sweeplog.started(study_path, backend=backend_name, jobs=jobs,
                              only=list(study.only or []), planned=len(plan),
                              skipped=result.skipped, to_run=len(todo))
     try:
+        preparer = SystemPreparer(backend, identities)
+
         def execute(spec, identifier):
+            preparing[identifier] = spec
+            try:
+                prepared = preparer.prepared(spec)
+            finally:
+                preparing.pop(identifier)
             run_started[identifier] = time.monotonic()
-            return runs.execute(spec, backend, results, prepared[spec.system.name], timeout_s)
+            return runs.execute(spec, backend, results, prepared, timeout_s)
 
         with ThreadPoolExecutor(max_workers=jobs) as pool, _stopped_together(pool):
             pending = {}
             for spec in todo:
-                identifier = runs.run_id(spec, prepared[spec.system.name].identity)
+                identifier = runs.run_id(spec, identities[spec.system.name])
                 pending[pool.submit(execute, spec, identifier)] = (spec, identifier)
             while pending:
                 finished, _ = wait(pending, timeout=status_every_s, return_when=FIRST_COMPLETED)
@@ -197,6 +237,10 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
                     for line in _status_lines(study_path, backend.console_file, running,
                                               run_started, book):
                         console.print(line, highlight=False)
+                    for spec in list(preparing.values()):
+                        console.print(f"  preparing: {spec.point()}: building or reusing "
+                                      f"{spec.system.name}'s kernel, image and boot",
+                                      highlight=False)
                 for future in finished:
                     spec, identifier = pending.pop(future)
                     run_started.pop(identifier, None)

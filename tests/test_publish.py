@@ -182,8 +182,11 @@ def test_restored_runs_count_as_done_and_report_as_published(published, monkeypa
         identity = record["identity"]["artefacts"]
 
     class Backend:
+        def identity(self, spec):
+            return Prepared.identity
+
         def prepare(self, spec):
-            return Prepared()
+            raise AssertionError("a sweep with nothing to run prepared a system")
 
         def run(self, *args, **kwargs):
             raise AssertionError("a restored run was run again")

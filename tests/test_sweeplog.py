@@ -80,6 +80,9 @@ def test_a_sweep_stopped_by_an_exception_logs_its_end_with_the_reason(tmp_path, 
     class Backend:
         console_file = "console.log"
 
+        def identity(self, spec):
+            return Prepared.identity
+
         def prepare(self, spec):
             return Prepared()
 

@@ -1,0 +1,103 @@
+"""A sweep names its runs from the inputs alone and builds a system's kernel, image and
+boot checkpoint only when that system's first pending run starts: once per system,
+never for a system whose runs are all done, and a failed preparation fails that
+system's runs without preparing again for each."""
+
+import threading
+
+import pytest
+
+from reclaimstudy import record, runs, sweep
+from reclaimstudy.errors import StudyError
+from reclaimstudy.studies import load_study
+
+# Two systems: ebizzy runs on desktop-hdd-96, thrash on desktop-ssd-96.
+SELECTION = ["ebizzy/*/*/r0", "thrash/*/*/r0"]
+
+
+class Prepared:
+    def __init__(self, identity):
+        self.identity, self.record, self.parts = identity, {}, {}
+
+
+class Backend:
+    console_file = "console.log"
+
+    def __init__(self, broken=(), drifting=()):
+        self.broken, self.drifting = set(broken), set(drifting)
+        self.prepares: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def identity(self, spec):
+        return {"kernel": "k", "image": spec.system.name}
+
+    def prepare(self, spec):
+        name = spec.system.name
+        with self.lock:
+            self.prepares[name] = self.prepares.get(name, 0) + 1
+        if name in self.broken:
+            raise StudyError(f"boot of {name} failed")
+        identity = self.identity(spec)
+        return Prepared({**identity, "image": "rebuilt"} if name in self.drifting else identity)
+
+
+@pytest.fixture
+def study():
+    return load_study("seeds-gem5").select(SELECTION)
+
+
+def executed(monkeypatch, backend, done_ids=()):
+    """Patch the sweep to use `backend`, count runs per system, and report `done_ids`
+    as already published."""
+    ran = []
+
+    def execute(spec, backend_, results, prepared, timeout_s):
+        assert prepared.identity == backend.identity(spec)  # the system's own artefacts
+        ran.append(spec.system.name)
+        return {"status": "ok", "reason": ""}
+
+    class Done:
+        ok, current_schema = True, False  # an old schema: not handed to the sweep log
+
+    monkeypatch.setattr(sweep, "get_backend", lambda name: backend)
+    monkeypatch.setattr(runs, "execute", execute)
+    monkeypatch.setattr(record, "read_run",
+                        lambda path: Done() if path.name in done_ids else None)
+    return ran
+
+
+def test_each_system_is_prepared_once_when_its_first_run_starts(tmp_path, monkeypatch, study):
+    backend = Backend()
+    ran = executed(monkeypatch, backend)
+    outcome = sweep.run_sweep(study, "qemu", tmp_path, jobs=2)
+    assert outcome.ok and outcome.done == len(ran) == 6
+    assert backend.prepares == {"desktop-hdd-96": 1, "desktop-ssd-96": 1}
+
+
+def test_a_system_whose_runs_are_all_done_is_not_prepared(tmp_path, monkeypatch, study):
+    backend = Backend()
+    done = {runs.run_id(spec, backend.identity(spec)) for _, spec in study.runs("qemu")
+            if spec.system.name == "desktop-hdd-96"}
+    ran = executed(monkeypatch, backend, done_ids=done)
+    outcome = sweep.run_sweep(study, "qemu", tmp_path, jobs=2)
+    assert (outcome.skipped, outcome.done) == (3, 3) and set(ran) == {"desktop-ssd-96"}
+    assert backend.prepares == {"desktop-ssd-96": 1}
+
+
+def test_a_failed_preparation_fails_its_systems_runs_once_and_spares_the_others(
+        tmp_path, monkeypatch, study):
+    backend = Backend(broken={"desktop-ssd-96"})
+    ran = executed(monkeypatch, backend)
+    outcome = sweep.run_sweep(study, "qemu", tmp_path, jobs=2)
+    assert ran == ["desktop-hdd-96"] * 3 and len(outcome.failed) == 3
+    assert all(reason == "boot of desktop-ssd-96 failed" for _, reason in outcome.failed)
+    assert backend.prepares["desktop-ssd-96"] == 1
+
+
+def test_artefacts_that_no_longer_match_the_run_ids_fail_the_runs(tmp_path, monkeypatch, study):
+    backend = Backend(drifting={"desktop-hdd-96"})
+    ran = executed(monkeypatch, backend)
+    outcome = sweep.run_sweep(study, "qemu", tmp_path, jobs=1)
+    assert set(ran) == {"desktop-ssd-96"} and len(outcome.failed) == 3
+    assert all("changed while the sweep ran" in reason and "rebuilt" in reason
+               for _, reason in outcome.failed)
