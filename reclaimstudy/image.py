@@ -22,6 +22,7 @@ from reclaimstudy import hostdeps
 from reclaimstudy.discard import discard_tree
 from reclaimstudy.errors import StudyError
 from reclaimstudy.ext4 import make_ext4
+from reclaimstudy.reproducible import EPOCH
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.locks import exclusive
 from reclaimstudy.paths import DISK_IMAGES, REPO, WORKLOADS, cache_dir
@@ -33,8 +34,11 @@ from reclaimstudy.workloads import GUEST_DATA, load_workloads
 ROOTFS_SPEC = DISK_IMAGES / "rootfs.toml"
 GUEST_RUNTIME = DISK_IMAGES / "guest"
 # Bump when the way images are assembled changes.
-IMAGE_RECIPE = 2  # 2: inode tables and journal zeroed by mke2fs (no lazy init in the guest)
-ROOTFS_RECIPE = 1
+# 2: inode tables and journal zeroed by mke2fs (no lazy init in the guest); 3: every
+# time in the file system fixed (reproducible.py), so the image is the same bytes anywhere.
+IMAGE_RECIPE = 3
+# 2: mmdebstrap with SOURCE_DATE_EPOCH (its files' times, logs and the like fixed).
+ROOTFS_RECIPE = 2
 # Free room left in the root file system beyond its contents.
 ROOT_SLACK_MIB = 96
 # Images are 0.5-2 GiB: keep this many of the most recently built, delete older ones.
@@ -181,8 +185,10 @@ def _make_rootfs(spec: dict, key: str, tarball: Path, manifest_path: Path) -> tu
            f"--include={','.join(spec['packages'])}"]
     cmd += [f"--dpkgopt=path-exclude=/{p}/*" for p in spec.get("exclude", [])]
     cmd += [spec["suite"], str(partial)]
+    # mmdebstrap's reproducible mode: the same packages give the same tarball.
     run_logged(cmd, cwd=directory, log_path=directory / f"{key}.log", label="mmdebstrap",
-               step_pattern=r"^I: ", expected_steps=12)
+               step_pattern=r"^I: ", expected_steps=12,
+               env={**os.environ, "SOURCE_DATE_EPOCH": str(EPOCH)})
     status = subprocess.run(["tar", "-xOf", str(partial), "./var/lib/dpkg/status"],
                             capture_output=True, text=True, check=True).stdout
     manifest = {"key": key, "spec": spec, "packages": _dpkg_versions(status),

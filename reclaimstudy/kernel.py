@@ -22,13 +22,15 @@ from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.locks import exclusive
 from reclaimstudy.paths import KERNEL_PATCHES, cache_dir
 from reclaimstudy.progress import console, run_logged
+from reclaimstudy.reproducible import kernel_build_env
 
 SOURCE_PACKAGE = "linux-source-6.1"
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
 FRAGMENT = KERNEL_PATCHES / "guest.config"
 SERIES = KERNEL_PATCHES / "series"
 # Bump when the way the kernel is built changes, so old cache entries are not reused.
-BUILD_RECIPE = 1
+# 2: a fixed build date, user and host (reproducible.py); before, each build's own.
+BUILD_RECIPE = 2
 # Host tools the build runs (their packages: packaging/host-tools.txt).
 BUILD_TOOLS = ("make", "gcc", "ccache", "bc", "flex", "bison", "patch", "xz", "tar", "perl")
 # Rough count of objects a build compiles, for the progress bar until a build has run.
@@ -204,8 +206,11 @@ def make_command(source: Path, *targets: str) -> tuple[list[str], dict]:
     environment. Every new key builds from freshly unpacked source, so without a compiler
     cache a one-line patch change recompiles all of it; with one, only what the change
     touched. BASEDIR keeps the build folder's name (it holds a process id) out of ccache's
-    hashes. ccache hands back the object the compiler made, so the kernel is the same."""
-    env = dict(os.environ, CCACHE_BASEDIR=str(source), CCACHE_NOHASHDIR="true")
+    hashes. ccache hands back the object the compiler made, so the kernel is the same.
+    The build's date, user and host are fixed (reproducible.py): they seed the guest's
+    random pool."""
+    env = dict(os.environ, CCACHE_BASEDIR=str(source), CCACHE_NOHASHDIR="true",
+               **kernel_build_env())
     return ["make", "ARCH=x86_64", "CC=ccache gcc", "HOSTCC=ccache gcc", *targets], env
 
 
