@@ -135,14 +135,21 @@ def _stopped_together(pool: ThreadPoolExecutor):
         raise
 
 
+# What a run's artefacts must be byte for byte, given its id: (what, run.json's
+# artefacts key, the field with its checksum). Not gem5's binary: its bytes hold its
+# compile time, and runs are keyed by what it simulates (gem5_backend.simulator_key).
+BYTES_CHECKED = (("kernel", "kernel", "vmlinux_sha256"), ("image", "image", "root_sha256"))
+
+
 class SystemPreparer:
     """Each system's kernel, image and boot checkpoint, built (or reused) once, when its
     first run starts: a system whose runs are all done builds nothing, and one system's
     runs go on while the next one boots. A failed preparation fails that system's later
     runs at once, with the same reason, instead of booting again for each."""
 
-    def __init__(self, backend, identities: dict):
+    def __init__(self, backend, identities: dict, done_records: list[dict] = ()):
         self.backend, self.identities = backend, identities
+        self.done_records = list(done_records)
         self.locks = {name: threading.Lock() for name in identities}
         self.done: dict = {}  # system name -> Prepared or the StudyError it raised
 
@@ -157,12 +164,33 @@ class SystemPreparer:
                             f"{name}: its kernel, image or gem5 changed while the sweep ran "
                             f"(run ids were {self.identities[name]}, the built artefacts are "
                             f"{prepared.identity}); start the sweep again")
+                    self._check_same_bytes(name, prepared)
                     self.done[name] = prepared
                 except StudyError as error:
                     self.done[name] = error
         if isinstance(self.done[name], StudyError):
             raise self.done[name]
         return self.done[name]
+
+    def _check_same_bytes(self, name: str, prepared) -> None:
+        """Refuse artefacts whose bytes differ from those the study's finished runs of the
+        same ids were made with: a run id names the inputs, and a kernel or image built
+        from them elsewhere must be the same bytes for new runs to pair with old ones."""
+        for label, key, field in BYTES_CHECKED:
+            built = (prepared.record.get(key) or {}).get(field)
+            used = {(r.get("artefacts", {}).get(key) or {}).get(field) for r in self.done_records
+                    if (r.get("identity") or {}).get("artefacts") == self.identities[name]}
+            used.discard(None)
+            if built and used and used != {built}:
+                count = sum(1 for r in self.done_records
+                            if (r.get("identity") or {}).get("artefacts") == self.identities[name])
+                raise StudyError(
+                    f"{name}: this machine's {label} ({field} {built[:16]}) is not the one "
+                    f"the study's {count} finished run(s) with the same ids were made on "
+                    f"({', '.join(sorted(u[:16] for u in used))}): runs made here would not "
+                    f"repeat or pair with theirs. Its inputs are the same, so its build "
+                    f"is not reproducible here (reclaimstudy/reproducible.py), or the Debian "
+                    f"packages it is made from changed (compare the runs' host.debian_packages)")
 
 
 def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None = None,
@@ -211,7 +239,7 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
                              only=list(study.only or []), planned=len(plan),
                              skipped=result.skipped, to_run=len(todo))
     try:
-        preparer = SystemPreparer(backend, identities)
+        preparer = SystemPreparer(backend, identities, published)
 
         def execute(spec, identifier):
             preparing[identifier] = spec

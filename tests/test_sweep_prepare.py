@@ -16,15 +16,15 @@ SELECTION = ["ebizzy/*/*/r0", "thrash/*/*/r0"]
 
 
 class Prepared:
-    def __init__(self, identity):
-        self.identity, self.record, self.parts = identity, {}, {}
+    def __init__(self, identity, record=None):
+        self.identity, self.record, self.parts = identity, record or {}, {}
 
 
 class Backend:
     console_file = "console.log"
 
-    def __init__(self, broken=(), drifting=()):
-        self.broken, self.drifting = set(broken), set(drifting)
+    def __init__(self, broken=(), drifting=(), vmlinux="same"):
+        self.broken, self.drifting, self.vmlinux = set(broken), set(drifting), vmlinux
         self.prepares: dict[str, int] = {}
         self.lock = threading.Lock()
 
@@ -38,7 +38,9 @@ class Backend:
         if name in self.broken:
             raise StudyError(f"boot of {name} failed")
         identity = self.identity(spec)
-        return Prepared({**identity, "image": "rebuilt"} if name in self.drifting else identity)
+        return Prepared({**identity, "image": "rebuilt"} if name in self.drifting else identity,
+                        {"kernel": {"vmlinux_sha256": self.vmlinux},
+                         "image": {"root_sha256": "root-" + name}})
 
 
 @pytest.fixture
@@ -46,9 +48,9 @@ def study():
     return load_study("seeds-gem5").select(SELECTION)
 
 
-def executed(monkeypatch, backend, done_ids=()):
+def executed(monkeypatch, backend, done_ids=(), made_on=None):
     """Patch the sweep to use `backend`, count runs per system, and report `done_ids`
-    as already published."""
+    as already published (made on kernel `made_on`: their records are then current)."""
     ran = []
 
     def execute(spec, backend_, results, prepared, timeout_s):
@@ -61,8 +63,22 @@ def executed(monkeypatch, backend, done_ids=()):
 
     monkeypatch.setattr(sweep, "get_backend", lambda name: backend)
     monkeypatch.setattr(runs, "execute", execute)
-    monkeypatch.setattr(record, "read_run",
-                        lambda path: Done() if path.name in done_ids else None)
+    specs = {runs.run_id(spec, backend.identity(spec)): spec
+             for _, spec in load_study("seeds-gem5").select(SELECTION).runs("qemu")}
+
+    class Made(Done):
+        current_schema = True
+
+        def __init__(self, run_id):
+            name = specs[run_id].system.name
+            self.record = {"run_id": run_id, "status": "ok", "wall_seconds": 1.0,
+                           "started_at": "2026-11-01T00:00:00+0000", "host": {"node": "other"},
+                           "identity": {"artefacts": backend.identity(specs[run_id])},
+                           "artefacts": {"kernel": {"vmlinux_sha256": made_on},
+                                         "image": {"root_sha256": "root-" + name}}}
+
+    monkeypatch.setattr(record, "read_run", lambda path: (
+        (Made(path.name) if made_on else Done()) if path.name in done_ids else None))
     return ran
 
 
@@ -101,3 +117,26 @@ def test_artefacts_that_no_longer_match_the_run_ids_fail_the_runs(tmp_path, monk
     assert set(ran) == {"desktop-ssd-96"} and len(outcome.failed) == 3
     assert all("changed while the sweep ran" in reason and "rebuilt" in reason
                for _, reason in outcome.failed)
+
+
+def test_a_kernel_whose_bytes_differ_from_the_finished_runs_one_is_refused(
+        tmp_path, monkeypatch, study):
+    """Same inputs, same run ids, other bytes (a build that is not reproducible): new
+    runs would not pair with the finished ones, so they are not made."""
+    backend = Backend(vmlinux="built-here")
+    done = {runs.run_id(spec, backend.identity(spec)) for _, spec in study.runs("qemu")
+            if spec.policy.name == "baseline"}
+    ran = executed(monkeypatch, backend, done_ids=done, made_on="built-there")
+    outcome = sweep.run_sweep(study, "qemu", tmp_path, jobs=1)
+    assert ran == [] and len(outcome.failed) == 4 and outcome.skipped == 2
+    assert all("vmlinux_sha256 built-here" in reason and "built-there" in reason
+               and "1 finished run(s)" in reason for _, reason in outcome.failed)
+
+
+def test_the_same_bytes_go_on(tmp_path, monkeypatch, study):
+    backend = Backend(vmlinux="built-there")
+    done = {runs.run_id(spec, backend.identity(spec)) for _, spec in study.runs("qemu")
+            if spec.policy.name == "baseline"}
+    ran = executed(monkeypatch, backend, done_ids=done, made_on="built-there")
+    outcome = sweep.run_sweep(study, "qemu", tmp_path, jobs=1)
+    assert outcome.ok and len(ran) == 4 and outcome.skipped == 2
