@@ -3,6 +3,9 @@
  * at the cost of two instructions. NPAGES comes from the build (--defsym). Built
  * with -DTOOLKIT_LIB it is instead the desktop's shared library (tk_pages), which
  * ld.so maps PROT_EXEC into every application linked against it. */
+/* Named here: without it the assembler names the object after gcc's temporary file
+ * (ccXXXXXX.o), and every build of an application differed in those bytes. */
+	.file "pages.S"
 #ifdef TOOLKIT_LIB
 #define PAGES_SYM tk_pages
 #define NPAGES_SYM tk_npages

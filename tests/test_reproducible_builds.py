@@ -1,6 +1,7 @@
-"""The root file system is the same bytes for the same contents, whenever it is made:
-its inodes' times do not come from the host (when the tree was unpacked, when a file
-was last read), and the guest sees every file as read just before boot."""
+"""What goes into the guest is the same bytes whenever and wherever it is made: the root
+file system's inode times do not come from the host (when the tree was unpacked, when a
+file was last read), the guest sees every file as read just before boot, and the
+generated applications hold no temporary file's name."""
 
 import hashlib
 import os
@@ -8,6 +9,7 @@ import subprocess
 import time
 
 from reclaimstudy.ext4 import make_ext4
+from reclaimstudy.paths import REPO
 from reclaimstudy.reproducible import ATIME, EPOCH
 
 
@@ -43,3 +45,13 @@ def test_every_inode_was_changed_at_the_epoch_and_read_a_minute_later(tmp_path):
                  for line in shown.splitlines()
                  if line.strip().split(":")[0] in ("ctime", "atime", "mtime", "crtime")}
         assert times == {"ctime": EPOCH, "atime": ATIME, "mtime": EPOCH, "crtime": EPOCH}, name
+
+
+def test_a_generated_application_is_the_same_bytes_built_twice(tmp_path):
+    make_app = REPO / "workloads" / "lib" / "make-app"
+    built = []
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        subprocess.run([make_app, tmp_path / name / "app", "8", "16"], check=True)
+        built.append((sha(tmp_path / name / "app"), sha(tmp_path / name / "libtoolkit.so")))
+    assert built[0] == built[1]
