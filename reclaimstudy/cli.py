@@ -206,6 +206,30 @@ def cmd_publish(args) -> int:
     return 0
 
 
+def cmd_repeat(args) -> int:
+    """Make published runs again in a scratch folder and compare them value for value."""
+    from analysis import repeat
+    from reclaimstudy.backends import get_backend
+    from reclaimstudy.studies import load_study
+    from reclaimstudy.sweep import run_sweep
+
+    study = load_study(args.study).select(args.only)
+    backend = resolve_backend(args.backend)
+    repeat.check_selection(study, get_backend(backend), args.results)
+    if args.scratch.resolve() == args.results.resolve():
+        raise StudyError(f"--scratch {args.scratch} is the results root: the runs made again "
+                         f"need a folder of their own")
+    result = run_sweep(study, backend, args.scratch, jobs=args.jobs,
+                       status_every_s=args.status_every)
+    if not result.ok:
+        raise StudyError(f"{len(result.failed)} run(s) failed when made again: "
+                         f"{result.failed[0][0]}: {result.failed[0][1]}")
+    found = repeat.compare(study, args.results, args.scratch)
+    for identifier, (moved, total) in found.items():
+        console.print(repeat.describe(identifier, moved, total), highlight=False)
+    return 0 if all(moved.empty for moved, _ in found.values()) else 1
+
+
 def cmd_smoke(args) -> int:
     """The main job: the smoke study end to end, then its report."""
     args.study = "smoke"
@@ -375,6 +399,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the other way: put the published runs (run.json and their table rows) "
                         "back into results/STUDY/, so a sweep on a new machine goes on from them")
     p.set_defaults(func=cmd_publish)
+
+    p = sub.add_parser("repeat", help="make published runs again in a scratch folder and say "
+                                      "whether every value repeats (first thing on a new machine)")
+    p.add_argument("study", help="study name or path")
+    p.add_argument("--only", action="append", required=True, metavar="PATTERN",
+                   help="the published runs to make again (experiment/policy/system/rN, shell "
+                        "wildcards); repeatable")
+    p.add_argument("--scratch", type=Path, required=True,
+                   help="results root for the runs made again (not the study's own)")
+    p.add_argument("--backend", default="auto", help="gem5, qemu, or auto (gem5 when GEM5 is set)")
+    p.add_argument("--jobs", "-j", type=int, help="runs at once (default: cores, as memory allows)")
+    p.add_argument("--results", type=Path, default=RESULTS,
+                   help="results root holding published/STUDY (default results/)")
+    p.add_argument("--status-every", type=_positive_seconds, default=STATUS_EVERY_S, metavar="S",
+                   help=f"say what is running every S seconds (default {STATUS_EVERY_S:.0f})")
+    p.set_defaults(func=cmd_repeat)
 
     p = sub.add_parser("smoke", help="the main job: sweep the smoke study and write its report")
     _sweep_options(p)

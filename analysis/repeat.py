@@ -1,0 +1,86 @@
+"""Make published runs again, here, and say whether they repeat.
+
+A run id names a run's inputs; gem5 is deterministic, so the same inputs on any machine
+must give the same table, value for value. This checks it for chosen runs: it makes them
+again in a scratch results folder and compares every row with the published table. The
+first thing to do on a new machine (its gem5, kernel and image are new builds).
+"""
+
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.publish import published_dir
+from analysis.table import run_rows, study_runs
+from reclaimstudy import runs
+from reclaimstudy.errors import StudyError
+
+# What names one value of a run's table.
+ROW_KEY = ["source", "phase", "metric", "index"]
+
+
+def differences(published: pd.DataFrame, again: pd.DataFrame) -> pd.DataFrame:
+    """The rows of one run whose values differ (or that only one side has), with the
+    relative change; empty when the run repeated exactly."""
+    merged = _keyed(published).merge(_keyed(again), on=ROW_KEY, how="outer",
+        suffixes=("_published", "_again"), indicator=True)
+    a, b = merged["value_published"], merged["value_again"]
+    same = (merged["_merge"] == "both") & ((a == b) | (a.isna() & b.isna()))
+    moved = merged[~same].copy()
+    moved["relative"] = (moved["value_again"] - moved["value_published"]) / \
+        moved["value_published"].abs()
+    return moved.drop(columns="_merge")
+
+
+def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
+    """The key columns as one type on both sides (a fresh run's empty index is None, the
+    published table's NaN) and empty ones as values that compare equal."""
+    keyed = frame[ROW_KEY + ["value"]].copy()
+    keyed["index"] = pd.to_numeric(keyed["index"], errors="coerce").fillna(-1)
+    for column in ("source", "phase", "metric"):
+        keyed[column] = keyed[column].fillna("").astype(str)
+    keyed["value"] = pd.to_numeric(keyed["value"], errors="coerce")
+    return keyed
+
+
+def published_ids(study, results: Path) -> set[str]:
+    table = published_dir(study.name, results) / "report" / "table.parquet"
+    if not table.is_file():
+        raise StudyError(f"{table}: nothing published for {study.name} to repeat")
+    return set(pd.read_parquet(table, columns=["run_id"])["run_id"])
+
+
+def check_selection(study, backend, results: Path) -> None:
+    """Every run the selection names must be published (else there is nothing to compare
+    it with, and repeating it would be a new run)."""
+    published = published_ids(study, results)
+    plan = study.runs(backend.name)
+    if not plan:
+        raise StudyError(f"no run of {study.name} selected")
+    for _, spec in plan:
+        identifier = runs.run_id(spec, backend.identity(spec))
+        if identifier not in published:
+            raise StudyError(f"{spec.point()} ({identifier}) is not published: only published "
+                             f"runs can be repeated; `./study status {study.name}` lists them")
+
+
+def compare(study, results: Path, scratch: Path) -> dict[str, tuple[pd.DataFrame, int]]:
+    """run id -> (its differing rows, how many values it has), for every run made in
+    `scratch`."""
+    table = pd.read_parquet(published_dir(study.name, results) / "report" / "table.parquet")
+    found = {}
+    for run in study_runs(runs.study_dir(study.name, scratch), study.name):
+        identifier = run.record["run_id"]
+        again = pd.DataFrame(run_rows(run))
+        found[identifier] = (differences(table[table["run_id"] == identifier], again),
+                             len(again))
+    return found
+
+
+def describe(identifier: str, moved: pd.DataFrame, total: int) -> str:
+    if moved.empty:
+        return f"{identifier}: repeats (all {total} values identical)"
+    worst = moved.reindex(moved["relative"].abs().sort_values(ascending=False).index).iloc[0]
+    return (f"{identifier}: DIFFERS in {len(moved)} of {total} values; most: "
+            f"{worst['metric']} ({worst['phase']}) {worst['value_published']:.6g} published, "
+            f"{worst['value_again']:.6g} now ({worst['relative']:+.2%})")

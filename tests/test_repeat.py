@@ -1,0 +1,59 @@
+"""`study repeat`: a published run made again is compared value for value, and only
+published runs can be repeated."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from analysis.repeat import check_selection, describe, differences
+from reclaimstudy import runs
+from reclaimstudy.errors import StudyError
+from reclaimstudy.studies import load_study
+
+
+def rows(values):
+    return pd.DataFrame([{"source": "gem5", "phase": phase, "metric": metric, "index": math.nan,
+                          "value": value} for (phase, metric), value in values.items()])
+
+
+PUBLISHED = {("fill", "cycles"): 100.0, ("fill", "ipc"): 0.5, (None, "memory"): 96.0,
+             ("fill", "quiet"): math.nan}
+
+
+def test_an_identical_run_repeats_even_with_empty_values_and_keys():
+    moved = differences(rows(PUBLISHED), rows(PUBLISHED))
+    assert moved.empty
+    assert describe("run-a", moved, 4) == "run-a: repeats (all 4 values identical)"
+
+
+def test_moved_missing_and_new_values_are_all_named_largest_change_first():
+    again = {**PUBLISHED, ("fill", "cycles"): 113.0, ("fill", "ipc"): 0.5001,
+             ("late", "cycles"): 7.0}
+    del again[(None, "memory")]
+    moved = differences(rows(PUBLISHED), rows(again))
+    assert sorted(zip(moved["phase"], moved["metric"])) == [
+        ("", "memory"), ("fill", "cycles"), ("fill", "ipc"), ("late", "cycles")]
+    line = describe("run-a", moved, 5)
+    assert line.startswith("run-a: DIFFERS in 4 of 5 values; most: cycles (fill) 100 published, "
+                           "113 now (+13.00%)")
+
+
+class Backend:
+    name = "qemu"
+
+    def identity(self, spec):
+        return {"kernel": "k", "image": spec.system.name}
+
+
+def test_only_published_runs_can_be_repeated(tmp_path):
+    study = load_study("seeds-gem5").select(["ebizzy/*/*/r0"])
+    plan = study.runs("qemu")
+    published = [runs.run_id(spec, Backend().identity(spec)) for _, spec in plan]
+    table = tmp_path / "published" / "seeds-gem5" / "report" / "table.parquet"
+    table.parent.mkdir(parents=True)
+    pd.DataFrame({"run_id": published[:-1]}).to_parquet(table)
+    with pytest.raises(StudyError, match=r"ebizzy/mglru/desktop-hdd-96/r0 .* is not published"):
+        check_selection(study, Backend(), tmp_path)
+    pd.DataFrame({"run_id": published}).to_parquet(table)
+    check_selection(study, Backend(), tmp_path)  # all published: nothing to say
