@@ -76,6 +76,7 @@ def test_a_sweep_stopped_by_an_exception_logs_its_end_with_the_reason(tmp_path, 
 
     class Prepared:
         identity = {"kernel": "k", "image": "i"}
+        record: dict = {}
 
     class Backend:
         console_file = "console.log"
