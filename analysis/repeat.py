@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.publish import published_dir
 from analysis.table import run_rows, study_runs
 from reclaimstudy import runs
 from reclaimstudy.errors import StudyError
@@ -43,17 +42,10 @@ def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
     return keyed
 
 
-def published_ids(study, results: Path) -> set[str]:
-    table = published_dir(study.name, results) / "report" / "table.parquet"
-    if not table.is_file():
-        raise StudyError(f"{table}: nothing published for {study.name} to repeat")
-    return set(pd.read_parquet(table, columns=["run_id"])["run_id"])
-
-
-def check_selection(study, backend, results: Path) -> None:
-    """Every run the selection names must be published (else there is nothing to compare
-    it with, and repeating it would be a new run)."""
-    published = published_ids(study, results)
+def check_selection(study, backend, table: pd.DataFrame) -> None:
+    """Every run the selection names must be in the published `table` (else there is
+    nothing to compare it with, and repeating it would be a new run)."""
+    published = set(table["run_id"])
     plan = study.runs(backend.name)
     if not plan:
         raise StudyError(f"no run of {study.name} selected")
@@ -64,10 +56,9 @@ def check_selection(study, backend, results: Path) -> None:
                              f"runs can be repeated; `./study status {study.name}` lists them")
 
 
-def compare(study, results: Path, scratch: Path) -> dict[str, tuple[pd.DataFrame, int]]:
-    """run id -> (its differing rows, how many values it has), for every run made in
-    `scratch`."""
-    table = pd.read_parquet(published_dir(study.name, results) / "report" / "table.parquet")
+def compare(study, table: pd.DataFrame, scratch: Path) -> dict[str, tuple[pd.DataFrame, int]]:
+    """run id -> (its differing rows against the published `table`, how many values it
+    has), for every run made in `scratch`."""
     found = {}
     for run in study_runs(runs.study_dir(study.name, scratch), study.name):
         identifier = run.record["run_id"]

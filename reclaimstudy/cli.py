@@ -209,13 +209,15 @@ def cmd_publish(args) -> int:
 def cmd_repeat(args) -> int:
     """Make published runs again in a scratch folder and compare them value for value."""
     from analysis import repeat
+    from analysis.publish import published_table
     from reclaimstudy.backends import get_backend
     from reclaimstudy.studies import load_study
     from reclaimstudy.sweep import run_sweep
 
     study = load_study(args.study).select(args.only)
     backend = resolve_backend(args.backend)
-    repeat.check_selection(study, get_backend(backend), args.results)
+    table = published_table(study, args.results)
+    repeat.check_selection(study, get_backend(backend), table)
     if args.scratch.resolve() == args.results.resolve():
         raise StudyError(f"--scratch {args.scratch} is the results root: the runs made again "
                          f"need a folder of their own")
@@ -224,7 +226,7 @@ def cmd_repeat(args) -> int:
     if not result.ok:
         raise StudyError(f"{len(result.failed)} run(s) failed when made again: "
                          f"{result.failed[0][0]}: {result.failed[0][1]}")
-    found = repeat.compare(study, args.results, args.scratch)
+    found = repeat.compare(study, table, args.scratch)
     for identifier, (moved, total) in found.items():
         console.print(repeat.describe(identifier, moved, total), highlight=False)
     return 0 if all(moved.empty for moved, _ in found.values()) else 1

@@ -10,6 +10,12 @@ from reclaimstudy.errors import StudyError
 from reclaimstudy.reproducible import ATIME, EPOCH
 
 
+def _fixed_clock() -> dict:
+    """e2fsprogs' environment with its clock at the epoch: the times mke2fs and debugfs
+    stamp on the file system itself (creation, last write)."""
+    return {**os.environ, "E2FSPROGS_FAKE_TIME": str(EPOCH)}
+
+
 def make_ext4(tree: Path, image: Path, size_mib: int, label: str = "root") -> Path:
     """Write an ext4 image of `size_mib` MiB holding the contents of `tree`, the same
     bytes for the same contents whenever and wherever it is made: every inode's times
@@ -31,7 +37,7 @@ def make_ext4(tree: Path, image: Path, size_mib: int, label: str = "root") -> Pa
          "-E", "hash_seed=00000000-0000-4000-8000-000000000002,"
                "lazy_itable_init=0,lazy_journal_init=0",
          str(image), f"{size_mib}M"],
-        capture_output=True, text=True, env={**os.environ, "E2FSPROGS_FAKE_TIME": str(EPOCH)})
+        capture_output=True, text=True, env=_fixed_clock())
     if result.returncode != 0:
         raise StudyError(f"mke2fs could not make a {size_mib} MiB ext4 image of {tree} "
                          f"(too small for its contents?): {result.stderr.strip()}")
@@ -52,10 +58,9 @@ def _set_times(image: Path, names: list[str]) -> None:
         for name in names:
             commands.write(f'sif "{name}" ctime @{EPOCH}\nsif "{name}" atime @{ATIME}\n')
         commands.flush()
-        # The fake time: debugfs stamps the superblock's last write time when it closes.
+        # debugfs stamps the superblock's last write time when it closes.
         result = subprocess.run([debugfs, "-w", "-f", commands.name, str(image)],
-                                capture_output=True, text=True,
-                                env={**os.environ, "E2FSPROGS_FAKE_TIME": str(EPOCH)})
+                                capture_output=True, text=True, env=_fixed_clock())
     # debugfs exits 0 whatever its commands did: each failure is a line on stderr.
     failures = [line for line in result.stderr.splitlines()
                 if line.strip() and not line.startswith("debugfs ")]

@@ -176,17 +176,16 @@ class SystemPreparer:
         """Refuse artefacts whose bytes differ from those the study's finished runs of the
         same ids were made with: a run id names the inputs, and a kernel or image built
         from them elsewhere must be the same bytes for new runs to pair with old ones."""
+        same_ids = [r for r in self.done_records
+                    if (r.get("identity") or {}).get("artefacts") == self.identities[name]]
         for label, key, field in BYTES_CHECKED:
             built = (prepared.record.get(key) or {}).get(field)
-            used = {(r.get("artefacts", {}).get(key) or {}).get(field) for r in self.done_records
-                    if (r.get("identity") or {}).get("artefacts") == self.identities[name]}
+            used = {(r.get("artefacts", {}).get(key) or {}).get(field) for r in same_ids}
             used.discard(None)
             if built and used and used != {built}:
-                count = sum(1 for r in self.done_records
-                            if (r.get("identity") or {}).get("artefacts") == self.identities[name])
                 raise StudyError(
                     f"{name}: this machine's {label} ({field} {built[:16]}) is not the one "
-                    f"the study's {count} finished run(s) with the same ids were made on "
+                    f"the study's {len(same_ids)} finished run(s) with the same ids were made on "
                     f"({', '.join(sorted(u[:16] for u in used))}): runs made here would not "
                     f"repeat or pair with theirs. Its inputs are the same, so its build "
                     f"is not reproducible here (reclaimstudy/reproducible.py), or the Debian "
