@@ -31,7 +31,7 @@ from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import REPO
 from reclaimstudy.progress import console
 from reclaimstudy.studies import Study, load_study
-from reclaimstudy.sweep import OVERHEAD_MIB
+from reclaimstudy.sweep import OVERHEAD_MIB, check_same_bytes
 
 SLURM_DIR = ".slurm"
 STATES = ("done", "failed", "queued", "running", "not run")
@@ -291,11 +291,22 @@ def _ledger(path: str) -> tuple[dict, Study]:
     return ledger, load_study(ledger["study_file"])
 
 
-def _check_unchanged(backend, spec: runs.RunSpec, prepared, run_id: str | None = None) -> None:
+def _check_unchanged(backend, spec: runs.RunSpec, prepared, finished: list[dict],
+                     run_id: str | None = None) -> None:
+    """The artefacts a node prepared still match the submitted run ids, and are the same
+    bytes as those the study's finished runs of those ids were made with (a node may
+    build its own: another machine, another cache)."""
     if prepared.identity != backend.identity(spec) or (
             run_id and runs.run_id(spec, prepared.identity) != run_id):
         raise StudyError(f"{spec.point()}: its inputs changed since the study was submitted "
                          f"(the kernel, image, workloads or gem5 differ); submit it again")
+    check_same_bytes(spec.system.name, prepared.identity, prepared, finished)
+
+
+def _finished_records(study_path: Path, plan: list[PlannedRun]) -> list[dict]:
+    """run.json of every finished run of the plan (any status: each names its artefacts)."""
+    done = (record.read_run(study_path / run.run_id) for run in plan)
+    return [d.record for d in done if d and d.current_schema]
 
 
 def prepare_step(ledger_path: str) -> int:
@@ -304,11 +315,12 @@ def prepare_step(ledger_path: str) -> int:
     backend = get_backend(ledger["backend"])
     wanted = {entry["run_id"] for entry in ledger["runs"]}
     plan = planned(study, ledger["backend"])
+    finished = _finished_records(runs.study_dir(study.name, Path(ledger["results"])), plan)
     done_systems = set()
     for run in plan:
         if run.run_id in wanted and run.spec.system.name not in done_systems:
             console.print(f"prepare: {run.spec.system.name} on {ledger['backend']}")
-            _check_unchanged(backend, run.spec, backend.prepare(run.spec))
+            _check_unchanged(backend, run.spec, backend.prepare(run.spec), finished)
             done_systems.add(run.spec.system.name)
     missing = wanted - {run.run_id for run in plan}
     if missing:
@@ -328,14 +340,15 @@ def task_step(ledger_path: str) -> int:
     (slurm_dir(study_path) / "tasks" / f"{job}.json").write_text(json.dumps(
         {"run_id": entry["run_id"], "raw_id": os.environ.get("SLURM_JOB_ID", ""),
          "node": os.uname().nodename, "started_at": _now()}) + "\n")
-    spec = next((run.spec for run in planned(study, ledger["backend"])
-                 if run.run_id == entry["run_id"]), None)
+    plan = planned(study, ledger["backend"])
+    spec = next((run.spec for run in plan if run.run_id == entry["run_id"]), None)
     if spec is None:
         raise StudyError(f"run {entry['label']} ({entry['run_id']}) is no longer in the "
                          f"study's plan (its inputs changed since submission); submit again")
     backend = get_backend(ledger["backend"])
     prepared = backend.prepare(spec)
-    _check_unchanged(backend, spec, prepared, entry["run_id"])
+    _check_unchanged(backend, spec, prepared, _finished_records(study_path, plan),
+                     entry["run_id"])
     record.discard_partials(study_path, entry["run_id"])  # an earlier attempt's
     written = runs.execute(spec, backend, results, prepared, ledger.get("timeout_s"))
     console.print(f"{spec.point()}: {written['status']}"

@@ -141,6 +141,31 @@ def _stopped_together(pool: ThreadPoolExecutor):
 BYTES_CHECKED = (("kernel", "kernel", "vmlinux_sha256"), ("image", "image", "root_sha256"))
 
 
+def _checksum(run_record: dict, key: str, field: str) -> str | None:
+    # A run that failed before it ran (Slurm ended its task) names its artefacts' ids only.
+    entry = (run_record.get("artefacts") or {}).get(key)
+    return entry.get(field) if isinstance(entry, dict) else None
+
+
+def check_same_bytes(name: str, identity: dict, prepared, done_records) -> None:
+    """Refuse artefacts whose bytes differ from those the study's finished runs of the
+    same ids were made with: a run id names the inputs, and a kernel or image built
+    from them elsewhere must be the same bytes for new runs to pair with old ones."""
+    same_ids = [r for r in done_records if (r.get("identity") or {}).get("artefacts") == identity]
+    for label, key, field in BYTES_CHECKED:
+        built = (prepared.record.get(key) or {}).get(field)
+        used = {_checksum(r, key, field) for r in same_ids}
+        used.discard(None)
+        if built and used and used != {built}:
+            raise StudyError(
+                f"{name}: this machine's {label} ({field} {built[:16]}) is not the one "
+                f"the study's {len(same_ids)} finished run(s) with the same ids were made on "
+                f"({', '.join(sorted(u[:16] for u in used))}): runs made here would not "
+                f"repeat or pair with theirs. Its inputs are the same, so its build "
+                f"is not reproducible here (reclaimstudy/reproducible.py), or the Debian "
+                f"packages it is made from changed (compare the runs' host.debian_packages)")
+
+
 class SystemPreparer:
     """Each system's kernel, image and boot checkpoint, built (or reused) once, when its
     first run starts: a system whose runs are all done builds nothing, and one system's
@@ -164,32 +189,14 @@ class SystemPreparer:
                             f"{name}: its kernel, image or gem5 changed while the sweep ran "
                             f"(run ids were {self.identities[name]}, the built artefacts are "
                             f"{prepared.identity}); start the sweep again")
-                    self._check_same_bytes(name, prepared)
+                    check_same_bytes(name, self.identities[name], prepared,
+                                     self.done_records)
                     self.done[name] = prepared
                 except StudyError as error:
                     self.done[name] = error
         if isinstance(self.done[name], StudyError):
             raise self.done[name]
         return self.done[name]
-
-    def _check_same_bytes(self, name: str, prepared) -> None:
-        """Refuse artefacts whose bytes differ from those the study's finished runs of the
-        same ids were made with: a run id names the inputs, and a kernel or image built
-        from them elsewhere must be the same bytes for new runs to pair with old ones."""
-        same_ids = [r for r in self.done_records
-                    if (r.get("identity") or {}).get("artefacts") == self.identities[name]]
-        for label, key, field in BYTES_CHECKED:
-            built = (prepared.record.get(key) or {}).get(field)
-            used = {(r.get("artefacts", {}).get(key) or {}).get(field) for r in same_ids}
-            used.discard(None)
-            if built and used and used != {built}:
-                raise StudyError(
-                    f"{name}: this machine's {label} ({field} {built[:16]}) is not the one "
-                    f"the study's {len(same_ids)} finished run(s) with the same ids were made on "
-                    f"({', '.join(sorted(u[:16] for u in used))}): runs made here would not "
-                    f"repeat or pair with theirs. Its inputs are the same, so its build "
-                    f"is not reproducible here (reclaimstudy/reproducible.py), or the Debian "
-                    f"packages it is made from changed (compare the runs' host.debian_packages)")
 
 
 def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None = None,

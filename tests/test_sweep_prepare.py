@@ -7,7 +7,9 @@ import threading
 
 import pytest
 
-from reclaimstudy import record, runs, sweep
+import json
+
+from reclaimstudy import cluster, record, runs, sweep
 from reclaimstudy.errors import StudyError
 from reclaimstudy.studies import load_study
 
@@ -48,9 +50,10 @@ def study():
     return load_study("seeds-gem5").select(SELECTION)
 
 
-def executed(monkeypatch, backend, done_ids=(), made_on=None):
+def executed(monkeypatch, backend, done_ids=(), made_on=None, unmade_ids=()):
     """Patch the sweep to use `backend`, count runs per system, and report `done_ids`
-    as already published (made on kernel `made_on`: their records are then current)."""
+    as already published (made on kernel `made_on`: their records are then current), and
+    `unmade_ids` as failed before they ran."""
     ran = []
 
     def execute(spec, backend_, results, prepared, timeout_s):
@@ -77,8 +80,17 @@ def executed(monkeypatch, backend, done_ids=(), made_on=None):
                            "artefacts": {"kernel": {"vmlinux_sha256": made_on},
                                          "image": {"root_sha256": "root-" + name}}}
 
+    class Unmade(Made):
+        """Failed before it ran (Slurm ended its task): its record names artefact ids only."""
+
+        def __init__(self, run_id):
+            super().__init__(run_id)
+            self.ok, self.record["status"] = False, "failed"
+            self.record["artefacts"] = self.record["identity"]["artefacts"]
+
     monkeypatch.setattr(record, "read_run", lambda path: (
-        (Made(path.name) if made_on else Done()) if path.name in done_ids else None))
+        (Made(path.name) if made_on else Done()) if path.name in done_ids
+        else Unmade(path.name) if path.name in unmade_ids else None))
     return ran
 
 
@@ -133,10 +145,50 @@ def test_a_kernel_whose_bytes_differ_from_the_finished_runs_one_is_refused(
                and "1 finished run(s)" in reason for _, reason in outcome.failed)
 
 
-def test_the_same_bytes_go_on(tmp_path, monkeypatch, study):
+def test_the_same_bytes_go_on_and_a_run_that_never_ran_names_no_bytes(
+        tmp_path, monkeypatch, study):
     backend = Backend(vmlinux="built-there")
+    ids = {spec.policy.name: runs.run_id(spec, backend.identity(spec))
+           for _, spec in study.runs("qemu") if spec.system.name == "desktop-ssd-96"}
     done = {runs.run_id(spec, backend.identity(spec)) for _, spec in study.runs("qemu")
             if spec.policy.name == "baseline"}
-    ran = executed(monkeypatch, backend, done_ids=done, made_on="built-there")
+    ran = executed(monkeypatch, backend, done_ids=done, made_on="built-there",
+                   unmade_ids={ids["mglru"]})
     outcome = sweep.run_sweep(study, "qemu", tmp_path, jobs=1)
     assert outcome.ok and len(ran) == 4 and outcome.skipped == 2
+
+
+def slurm_ledger(tmp_path, study, backend) -> str:
+    """A submission of the study's unfinished thrash mglru r0, as `sweep --on slurm` writes it."""
+    pending = next(spec for _, spec in study.runs("qemu")
+                   if spec.point() == "thrash/mglru/desktop-ssd-96/r0")
+    run_id = runs.run_id(pending, backend.identity(pending))
+    path = tmp_path / "ledger.json"
+    path.write_text(json.dumps({"study_file": str(study.path.resolve()), "backend": "qemu",
+                                "results": str(tmp_path), "timeout_s": None,
+                                "runs": [{"run_id": run_id, "label": pending.point()}]}))
+    (cluster.slurm_dir(runs.study_dir(study.name, tmp_path)) / "tasks").mkdir(parents=True)
+    return str(path)
+
+
+@pytest.mark.parametrize("made_on, refused", [("built-there", True), ("built-here", False)])
+def test_a_slurm_node_refuses_a_kernel_other_than_the_finished_runs_one(
+        tmp_path, monkeypatch, study, made_on, refused):
+    """A cluster node may build its own kernel and image: its prepare job and each task
+    check their bytes against the finished runs of the same ids, as the local sweep does."""
+    backend = Backend(vmlinux="built-here")
+    done = {runs.run_id(spec, backend.identity(spec)) for _, spec in study.runs("qemu")
+            if spec.policy.name == "baseline"}
+    ran = executed(monkeypatch, backend, done_ids=done, made_on=made_on)
+    monkeypatch.setattr(cluster, "get_backend", lambda name: backend)
+    monkeypatch.setenv("SLURM_ARRAY_TASK_ID", "0")
+    monkeypatch.setenv("SLURM_ARRAY_JOB_ID", "7")
+    ledger = slurm_ledger(tmp_path, study, backend)
+    if refused:
+        for step in (cluster.prepare_step, cluster.task_step):
+            with pytest.raises(StudyError, match="vmlinux_sha256 built-here.*built-there"):
+                step(ledger)
+        assert ran == []
+    else:
+        assert cluster.prepare_step(ledger) == 0 and cluster.task_step(ledger) == 0
+        assert ran == ["desktop-ssd-96"]
