@@ -347,7 +347,8 @@ def task_step(ledger_path: str) -> int:
                          f"study's plan (its inputs changed since submission); submit again")
     backend = get_backend(ledger["backend"])
     prepared = backend.prepare(spec)
-    _check_unchanged(backend, spec, prepared, _finished_records(study_path, plan),
+    same_ids = [run for run in plan if run.artefacts == prepared.identity]  # the rest cannot count
+    _check_unchanged(backend, spec, prepared, _finished_records(study_path, same_ids),
                      entry["run_id"])
     record.discard_partials(study_path, entry["run_id"])  # an earlier attempt's
     written = runs.execute(spec, backend, results, prepared, ledger.get("timeout_s"))

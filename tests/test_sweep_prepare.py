@@ -3,11 +3,10 @@ boot checkpoint only when that system's first pending run starts: once per syste
 never for a system whose runs are all done, and a failed preparation fails that
 system's runs without preparing again for each."""
 
+import json
 import threading
 
 import pytest
-
-import json
 
 from reclaimstudy import cluster, record, runs, sweep
 from reclaimstudy.errors import StudyError
