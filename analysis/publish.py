@@ -62,22 +62,37 @@ def _publish(study, results: Path) -> dict:
     (staging / "report" / COUNTS).write_text(json.dumps(
         {"study": study.name, "runs": len(kept), "superseded": superseded,
          "outdated": outdated, "from": f"results/{study.name}/"}, indent=2) + "\n")
+    # The report is written before the swap, so a reader of the published folder (a test,
+    # a browser) never sees runs that its report does not list, nor a report half-written.
+    written = _report_in(study, staging)
     old = target.with_name(target.name + ".old")
     shutil.rmtree(old, ignore_errors=True)
     if target.exists():
         target.rename(old)
     staging.rename(target)
     shutil.rmtree(old, ignore_errors=True)
-    return _report_published(study, results)
+    return {key: _moved(value, staging, target) for key, value in written.items()}
+
+
+def _moved(value, staging: Path, target: Path):
+    """A path (or list of paths) the report wrote under `staging`, as it is under `target`."""
+    if isinstance(value, list):
+        return [_moved(item, staging, target) for item in value]
+    if isinstance(value, Path) and value.is_relative_to(staging):
+        return target / value.relative_to(staging)
+    return value
 
 
 def published_table(study, results: Path) -> pd.DataFrame:
     """The published tidy table of a study (report/table.parquet)."""
-    target = published_dir(study.name, results)
+    return _table_in(published_dir(study.name, results))
+
+
+def _table_in(target: Path) -> pd.DataFrame:
     path = target / "report" / "table.parquet"
     if not path.is_file():
         raise StudyError(f"{target}: no published table (report/table.parquet): run "
-                         f"`./study publish {study.name}` first")
+                         f"`./study publish {target.name}` first")
     return pd.read_parquet(path)
 
 
@@ -88,10 +103,14 @@ def report_published(study, results: Path) -> dict:
 
 
 def _report_published(study, results: Path) -> dict:
-    target = published_dir(study.name, results)
+    return _report_in(study, published_dir(study.name, results))
+
+
+def _report_in(study, target: Path) -> dict:
+    """Write the report of the published folder `target` from its table and run.json files."""
     report = target / "report"
     stem = report / "table"
-    table = published_table(study, results)
+    table = _table_in(target)
     counts = json.loads((report / COUNTS).read_text())
     table.attrs.update(superseded=counts["superseded"], outdated=counts["outdated"])
     runs = published_runs(target, study.name)

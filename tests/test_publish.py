@@ -236,3 +236,25 @@ def test_a_second_publisher_waits_for_the_first(published, capsys):
         assert "waiting for another process building the published smoke" in said
     worker.join(timeout=300)
     assert finished.is_set()
+
+
+def test_the_report_is_written_before_the_folder_is_swapped_in(published, monkeypatch):
+    """A reader of the published folder (a test, a browser) never finds runs that its
+    report does not list: the new folder arrives with its report already in it."""
+    results, _, _ = published
+    target = published_dir("smoke", results)
+    arriving = []
+    rename = Path.rename
+
+    def watched(self, new):
+        if Path(new) == target:
+            report = self / "report" / "report.md"
+            text = report.read_text() if report.is_file() else ""
+            runs = [run.name for run in self.iterdir() if (run / "run.json").is_file()]
+            arriving.append((len(runs), sum(f"{run}/run.json" in text for run in runs)))
+        return rename(self, new)
+    monkeypatch.setattr(Path, "rename", watched)
+    written = publish(load_study("smoke"), results)
+    assert arriving == [(18, 18)]
+    assert written["markdown"] == target / "report" / "report.md"
+    assert all(path.parent == target / "report" for path in written["table"])
