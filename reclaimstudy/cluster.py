@@ -398,5 +398,26 @@ def print_status(study: Study, backend_name: str, results: Path) -> list[RunStat
     counts = {s: sum(1 for r in states if r.state == s) for s in STATES}
     console.print(f"{study.name}: {len(states)} runs: "
                   + ", ".join(f"{n} {s}" for s, n in counts.items() if n), highlight=False)
+    for line in outside_plan(study, backend_name, results, {row.run_id for row in states}):
+        console.print(line, highlight=False)
     return states
+
+
+def outside_plan(study: Study, backend_name: str, results: Path, planned_ids: set[str]) -> list[str]:
+    """What else the study's folder holds: runs this plan does not name, per backend, and
+    why a reader may not see them (another backend, or other inputs)."""
+    study_path = runs.study_dir(study.name, results)
+    others: dict[str, int] = {}
+    for run in record.published_runs(study_path, study.name):
+        if run.record.get("run_id") not in planned_ids:
+            backend = run.record.get("backend", "?")
+            others[backend] = others.get(backend, 0) + 1
+    lines = []
+    for backend, count in sorted(others.items()):
+        why = ("made from other inputs than this plan's (another kernel, image, simulator "
+               "build or run parameters)") if backend == backend_name else \
+            (f"not shown: this is the {backend_name} plan (`--backend {backend}`"
+             + (", with GEM5 set to the build that made them)" if backend == "gem5" else ")"))
+        lines.append(f"{study_path} also holds {count} finished {backend} run(s) {why}")
+    return lines
 

@@ -224,3 +224,26 @@ def test_without_gem5_auto_falls_back_to_qemu_and_says_what_that_means_for_each_
     monkeypatch.setenv("GEM5", "/somewhere/gem5.fast")
     assert resolve_backend("auto", showing=True) == "gem5"
     assert resolve_backend("qemu") == "qemu"
+
+
+def test_status_names_the_runs_its_plan_does_not_show(tmp_path):
+    """Without GEM5, status shows the QEMU plan: the study's gem5 runs must not read as
+    'not run' with no word of them (seen on seeds-gem5: 275 not run, 86 there)."""
+    import shutil
+    from reclaimstudy.cluster import outside_plan
+    from reclaimstudy.studies import load_study
+    shutil.copytree(Path(__file__).parent / "fixtures" / "runs" / "smoke", tmp_path / "smoke")
+    run_dirs = sorted(p for p in (tmp_path / "smoke").iterdir() if (p / "run.json").is_file())
+    gem5_run = run_dirs[0] / "run.json"
+    data = json.loads(gem5_run.read_text())
+    gem5_run.write_text(json.dumps({**data, "backend": "gem5"}))
+    planned = {json.loads((run_dirs[1] / "run.json").read_text())["run_id"]}
+    lines = outside_plan(load_study("smoke"), "qemu", tmp_path, planned)
+    assert lines == [
+        f"{tmp_path / 'smoke'} also holds 1 finished gem5 run(s) not shown: this is the qemu "
+        "plan (`--backend gem5`, with GEM5 set to the build that made them)",
+        f"{tmp_path / 'smoke'} also holds {len(run_dirs) - 2} finished qemu run(s) made from "
+        "other inputs than this plan's (another kernel, image, simulator build or run "
+        "parameters)"]
+    every = {json.loads((p / "run.json").read_text())["run_id"] for p in run_dirs}
+    assert outside_plan(load_study("smoke"), "qemu", tmp_path, every) == []
