@@ -145,10 +145,18 @@ def tree_sha256(root: Path, skip: set[str] = frozenset()) -> str:
 
 def rootfs_spec() -> dict:
     spec = load(ROOTFS_SPEC)
-    for key in ("suite", "variant", "packages"):
+    for key in ("suite", "mirror", "components", "variant", "packages"):
         if key not in spec:
             raise StudyError(f"{ROOTFS_SPEC}: missing key '{key}'")
     return spec
+
+
+def debian_source(spec: dict) -> str:
+    """The one apt source the userland comes from: the spec's suite of its mirror (or of
+    RECLAIMSTUDY_DEBIAN_MIRROR, a mirror of the same archive: not part of the key, as
+    the tarball's checksum, recorded in each run, tells whether it gave the same)."""
+    mirror = os.environ.get("RECLAIMSTUDY_DEBIAN_MIRROR") or spec["mirror"]
+    return f"deb {mirror} {spec['suite']} {spec['components']}"
 
 
 def rootfs_key() -> str:
@@ -184,7 +192,7 @@ def _make_rootfs(spec: dict, key: str, tarball: Path, manifest_path: Path) -> tu
     cmd = [mmdebstrap, f"--variant={spec['variant']}", "--format=tar",
            f"--include={','.join(spec['packages'])}"]
     cmd += [f"--dpkgopt=path-exclude=/{p}/*" for p in spec.get("exclude", [])]
-    cmd += [spec["suite"], str(partial)]
+    cmd += [spec["suite"], str(partial), debian_source(spec)]
     # mmdebstrap's reproducible mode: the same packages give the same tarball.
     run_logged(cmd, cwd=directory, log_path=directory / f"{key}.log", label="mmdebstrap",
                step_pattern=r"^I: ", expected_steps=12,

@@ -61,6 +61,17 @@ def test_an_unchanged_image_is_reused(tiny_image):
     assert again.manifest["built_at"] == tiny_image.manifest["built_at"]
 
 
+def test_the_userland_comes_from_the_frozen_main_suite_alone(tiny_image):
+    """Not bookworm-updates or -security (mmdebstrap's default), whose packages change
+    weekly: the image would differ on every machine that builds it another day."""
+    from reclaimstudy.image import rootfs_tarball
+    tarball, _ = rootfs_tarball()
+    sources = subprocess.run(["tar", "-xOf", str(tarball), "./etc/apt/sources.list"],
+                             capture_output=True, text=True, check=True).stdout
+    assert sources.split("\n")[0] == "deb http://deb.debian.org/debian bookworm main"
+    assert sources.strip().count("\n") == 0, sources
+
+
 def test_a_missing_kernel_source_names_the_package(monkeypatch, tmp_path):
     monkeypatch.setattr(k, "SOURCE_TARBALL", tmp_path / "nope.tar.xz")
     with pytest.raises(StudyError, match="apt-get install linux-source-6.1"):
