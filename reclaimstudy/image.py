@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +40,7 @@ GUEST_RUNTIME = DISK_IMAGES / "guest"
 IMAGE_RECIPE = 3
 # 2: mmdebstrap with SOURCE_DATE_EPOCH (its files' times, logs and the like fixed).
 ROOTFS_RECIPE = 2
+SYSROOT_RECIPE = 1
 # Free room left in the root file system beyond its contents.
 ROOT_SLACK_MIB = 96
 # Images are 0.5-2 GiB: keep this many of the most recently built, delete older ones.
@@ -145,7 +147,7 @@ def tree_sha256(root: Path, skip: set[str] = frozenset()) -> str:
 
 def rootfs_spec() -> dict:
     spec = load(ROOTFS_SPEC)
-    for key in ("suite", "mirror", "components", "variant", "packages"):
+    for key in ("suite", "mirror", "components", "variant", "packages", "build_packages"):
         if key not in spec:
             raise StudyError(f"{ROOTFS_SPEC}: missing key '{key}'")
     return spec
@@ -160,7 +162,8 @@ def debian_source(spec: dict) -> str:
 
 
 def rootfs_key() -> str:
-    return json_sha256({"spec": rootfs_spec(), "recipe": ROOTFS_RECIPE})[:16]
+    spec = {k: v for k, v in rootfs_spec().items() if k != "build_packages"}  # the sysroot's
+    return json_sha256({"spec": spec, "recipe": ROOTFS_RECIPE})[:16]
 
 
 def rootfs_tarball() -> tuple[Path, dict]:
@@ -176,6 +179,60 @@ def rootfs_tarball() -> tuple[Path, dict]:
         if tarball.is_file() and manifest_path.is_file():
             return tarball, json.loads(manifest_path.read_text())
         return _make_rootfs(spec, key, tarball, manifest_path)
+
+
+def sysroot_key() -> str:
+    spec = rootfs_spec()
+    return json_sha256({"suite": spec["suite"], "components": spec["components"],
+                        "packages": spec["build_packages"], "recipe": SYSROOT_RECIPE})[:16]
+
+
+def guest_sysroot() -> tuple[Path, dict]:
+    """The cached sysroot the guest programs are built against (Debian's libc6-dev and
+    what it needs, extracted, not installed), made with mmdebstrap when missing; and its
+    manifest (the packages' versions)."""
+    spec, key = rootfs_spec(), sysroot_key()
+    directory = cache_dir() / "sysroot" / key
+    manifest_path = directory.with_suffix(".json")
+    if directory.is_dir() and manifest_path.is_file():
+        return directory, json.loads(manifest_path.read_text())
+    with exclusive(directory.with_suffix(".lock"), f"sysroot {key}"):
+        if directory.is_dir() and manifest_path.is_file():
+            return directory, json.loads(manifest_path.read_text())
+        mmdebstrap = hostdeps.require_tool("mmdebstrap")
+        partial = directory.with_name(f"{key}.partial-{os.getpid()}")
+        shutil.rmtree(partial, ignore_errors=True)
+        console.print(f"sysroot {key}: mmdebstrap {spec['suite']} (extract) "
+                      f"{', '.join(spec['build_packages'])}")
+        # The downloaded packages are kept (not cleaned) only to read their versions.
+        run_logged([mmdebstrap, "--variant=extract", "--format=directory",
+                    f"--include={','.join(spec['build_packages'])}", "--skip=cleanup/apt/cache",
+                    spec["suite"], str(partial), debian_source(spec)],
+                   cwd=partial.parent, log_path=directory.with_suffix(".log"),
+                   label="sysroot", step_pattern=r"^I: ", expected_steps=8,
+                   env={**os.environ, "SOURCE_DATE_EPOCH": str(EPOCH)})
+        archives = partial / "var/cache/apt/archives"
+        versions = dict(sorted(_deb_name_version(deb.name) for deb in archives.glob("*.deb")))
+        for deb in archives.glob("*.deb"):
+            deb.unlink()
+        manifest = {"key": key, "packages": versions}
+        shutil.rmtree(directory, ignore_errors=True)
+        partial.rename(directory)
+        manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
+        return directory, manifest
+
+
+def _deb_name_version(filename: str) -> tuple[str, str]:
+    """('libcrypt1', '1:4.4.33-2') from apt's 'libcrypt1_1%3a4.4.33-2_amd64.deb'."""
+    name, version, _ = filename.split("_")
+    return name, urllib.parse.unquote(version)
+
+
+def guest_compiler(sysroot: Path) -> str:
+    """The machine's gcc with headers, start files and libraries from `sysroot` only
+    (--sysroot alone moves the headers; gcc would still link the machine's libc.a)."""
+    lib = sysroot / "usr/lib/x86_64-linux-gnu"
+    return f"gcc --sysroot={sysroot} -B{lib}/ -L{lib}"
 
 
 def _make_rootfs(spec: dict, key: str, tarball: Path, manifest_path: Path) -> tuple[Path, dict]:
@@ -241,14 +298,16 @@ def write_data_file(path: Path, size: int, label: str) -> None:
             left -= n
 
 
-def generate_data(tree: Path, programs: Path, memory_mib: int, work: Path) -> None:
+def generate_data(tree: Path, programs: Path, memory_mib: int, work: Path,
+                  compiler: str = "gcc") -> None:
     """Run each workload's generate hook: `HOOK OUT MEMORY_MIB`, on the host.
 
     Hooks may be Python (run with this environment's interpreter and the project on
     the path) or any program; RECLAIM_PROGRAMS names the just-built guest programs,
-    which are static and so run here too.
+    which are static and so run here too, and CC the compiler a hook that builds guest
+    programs uses (guest_compiler).
     """
-    env = dict(os.environ, PYTHONPATH=str(REPO), RECLAIM_PROGRAMS=str(programs),
+    env = dict(os.environ, PYTHONPATH=str(REPO), RECLAIM_PROGRAMS=str(programs), CC=compiler,
                PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
     for workload in load_workloads().values():
         if not workload.generate:
@@ -264,6 +323,7 @@ def image_inputs(system: System) -> dict:
     """Everything that determines a system's image, by content; builds nothing."""
     return {
         "rootfs_key": rootfs_key(),
+        "sysroot_key": sysroot_key(),
         "guest_runtime_sha256": tree_sha256(GUEST_RUNTIME),
         "workloads_sha256": tree_sha256(WORKLOADS, skip={"build"}),
         "workloads_meta": workloads_meta(),
@@ -316,11 +376,14 @@ def _assemble(system: System, tarball: Path, rootfs: dict, inputs: dict, key: st
     subprocess.run(["tar", "-xf", str(tarball), "-C", str(tree)], check=True)
 
     reclaim = tree / "usr/lib/reclaim"
-    run_logged(["make", "-C", str(WORKLOADS), f"OUT={reclaim}", f"-j{os.cpu_count() or 1}"],
+    sysroot, sysroot_manifest = guest_sysroot()
+    compiler = guest_compiler(sysroot)
+    run_logged(["make", "-C", str(WORKLOADS), f"OUT={reclaim}", f"CC={compiler}",
+                f"-j{os.cpu_count() or 1}"],
                cwd=WORKLOADS, log_path=work / "workloads.log", label="guest programs")
     shutil.copy2(GUEST_RUNTIME / "init", tree / "init")
     shutil.copy2(GUEST_RUNTIME / "runjob", reclaim / "runjob")
-    generate_data(tree, reclaim / "workloads", system.memory_mib, work)
+    generate_data(tree, reclaim / "workloads", system.memory_mib, work, compiler)
     for spec in inputs["data_files"]:
         target = tree / GUEST_DATA.lstrip("/") / spec["workload"] / spec["name"]
         console.print(f"  data {spec['workload']}/{spec['name']}: {spec['bytes'] >> 20} MiB")
@@ -340,6 +403,7 @@ def _assemble(system: System, tarball: Path, rootfs: dict, inputs: dict, key: st
     manifest.update({
         "key": key,
         "rootfs_packages": rootfs["packages"],
+        "sysroot_packages": sysroot_manifest["packages"],
         "root_mib": size_mib,
         "root_sha256": file_sha256(out / "root.img"),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

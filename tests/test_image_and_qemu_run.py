@@ -50,6 +50,7 @@ def test_image_holds_the_runtime_tools_workloads_and_sized_data(tiny_image):
     assert "fio" in debugfs(tiny_image.root, "ls /usr/bin")
     manifest = tiny_image.manifest
     assert manifest["swap_mib"] == 256 and "fio" in manifest["rootfs_packages"]
+    assert "libc6-dev" in manifest["sysroot_packages"]
     with open(tiny_image.swap, "rb") as swap:
         swap.seek(4096 - 10)
         assert swap.read(10) == b"SWAPSPACE2"
@@ -70,6 +71,22 @@ def test_the_userland_comes_from_the_frozen_main_suite_alone(tiny_image):
                              capture_output=True, text=True, check=True).stdout
     assert sources.split("\n")[0] == "deb http://deb.debian.org/debian bookworm main"
     assert sources.strip().count("\n") == 0, sources
+
+
+def test_guest_programs_link_the_sysroots_c_library_not_the_machines(tmp_path):
+    """--sysroot alone moves the headers only: gcc still took the machine's crt1.o and
+    libc.a, which follow its security updates."""
+    from reclaimstudy.image import guest_compiler, guest_sysroot
+    sysroot, manifest = guest_sysroot()
+    assert manifest["packages"]["libc6-dev"] and manifest["packages"]["linux-libc-dev"]
+    assert manifest["packages"]["libcrypt1"].startswith("1:")  # apt's file name says 1%3a
+    (tmp_path / "t.c").write_text("int main(void) { return 0; }\n")
+    linked = subprocess.run(
+        guest_compiler(sysroot).split() + ["-static", "-o", str(tmp_path / "t"),
+                                           str(tmp_path / "t.c"), "-Wl,--trace"],
+        capture_output=True, text=True, check=True).stdout.split()
+    c_library = [path for path in linked if path.endswith(("/crt1.o", "/libc.a"))]
+    assert c_library and all(path.startswith(f"{sysroot}/") for path in c_library), c_library
 
 
 def test_a_missing_kernel_source_names_the_package(monkeypatch, tmp_path):
