@@ -24,8 +24,9 @@ class Prepared:
 class Backend:
     console_file = "console.log"
 
-    def __init__(self, broken=(), drifting=(), vmlinux="same"):
+    def __init__(self, broken=(), drifting=(), vmlinux="same", gem5="same"):
         self.broken, self.drifting, self.vmlinux = set(broken), set(drifting), vmlinux
+        self.gem5 = gem5
         self.prepares: dict[str, int] = {}
         self.lock = threading.Lock()
 
@@ -41,7 +42,8 @@ class Backend:
         identity = self.identity(spec)
         return Prepared({**identity, "image": "rebuilt"} if name in self.drifting else identity,
                         {"kernel": {"vmlinux_sha256": self.vmlinux},
-                         "image": {"root_sha256": "root-" + name}})
+                         "image": {"root_sha256": "root-" + name},
+                         "gem5": {"sha256": self.gem5}})
 
 
 @pytest.fixture
@@ -49,7 +51,7 @@ def study():
     return load_study("seeds-gem5").select(SELECTION)
 
 
-def executed(monkeypatch, backend, done_ids=(), made_on=None, unmade_ids=()):
+def executed(monkeypatch, backend, done_ids=(), made_on=None, unmade_ids=(), gem5_made="same"):
     """Patch the sweep to use `backend`, count runs per system, and report `done_ids`
     as already published (made on kernel `made_on`: their records are then current), and
     `unmade_ids` as failed before they ran."""
@@ -77,7 +79,8 @@ def executed(monkeypatch, backend, done_ids=(), made_on=None, unmade_ids=()):
                            "started_at": "2026-11-01T00:00:00+0000", "host": {"node": "other"},
                            "identity": {"artefacts": backend.identity(specs[run_id])},
                            "artefacts": {"kernel": {"vmlinux_sha256": made_on},
-                                         "image": {"root_sha256": "root-" + name}}}
+                                         "image": {"root_sha256": "root-" + name},
+                                         "gem5": {"sha256": gem5_made}}}
 
     class Unmade(Made):
         """Failed before it ran (Slurm ended its task): its record names artefact ids only."""
@@ -155,6 +158,30 @@ def test_the_same_bytes_go_on_and_a_run_that_never_ran_names_no_bytes(
                    unmade_ids={ids["mglru"]})
     outcome = sweep.run_sweep(study, "qemu", tmp_path, jobs=1)
     assert outcome.ok and len(ran) == 4 and outcome.skipped == 2
+
+
+def test_another_gem5_build_goes_on_but_is_told_to_check_it_simulates_alike(
+        tmp_path, monkeypatch, study, capsys):
+    """gem5 embeds its build time, so a rebuild (a new machine) is never the same bytes:
+    not refused, but the sweep says how to check it before its runs pair with old ones."""
+    backend = Backend(vmlinux="built-there", gem5="gem5-built-here")
+    done = {runs.run_id(spec, backend.identity(spec)) for _, spec in study.runs("qemu")
+            if spec.policy.name == "baseline"}
+    ran = executed(monkeypatch, backend, done_ids=done, made_on="built-there",
+                   gem5_made="gem5-built-there")
+    outcome = sweep.run_sweep(study, "qemu", tmp_path, jobs=1)
+    assert outcome.ok and len(ran) == 4
+    said = " ".join(capsys.readouterr().err.split())
+    assert said.count("is another build than the one") == 2  # once per system
+    assert "gem5 (sha256 gem5-built-here) is another build" in said
+    assert "(gem5-built-there)" in said and "./study repeat STUDY --only RUN" in said
+    # the same build says nothing
+    capsys.readouterr()
+    backend = Backend(vmlinux="built-there", gem5="gem5-built-there")
+    executed(monkeypatch, backend, done_ids=done, made_on="built-there",
+             gem5_made="gem5-built-there")
+    sweep.run_sweep(study, "qemu", tmp_path / "again", jobs=1)
+    assert "another build" not in capsys.readouterr().err
 
 
 def slurm_ledger(tmp_path, study, backend) -> str:
