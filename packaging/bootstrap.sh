@@ -21,9 +21,11 @@ fi
 # machine would start over.
 series_file="$root/kernel-patches/series"
 read -r pinned pinned_version < <(awk '$1 == "#" && $2 == "made-against:" { print $3, $4 }' "$series_file")
-stamp_key=$(cat "$tools_file" "$lock_file" "$root/pyproject.toml" "$series_file" | sha256sum | cut -c1-16)
+stamp_key=$(cat "$tools_file" "$lock_file" "$root/pyproject.toml" "$series_file" "$root/packaging/bootstrap.sh" | sha256sum | cut -c1-16)
 stamp="$venv/.bootstrapped-$stamp_key"
-[ -f "$stamp" ] && [ "${1:-}" != "--missing" ] && exit 0
+# Checked every time, stamp or not: an `apt upgrade` may have replaced the pinned source.
+pinned_installed=$(dpkg-query -W -f '${Version}' "$pinned" 2>/dev/null || true)
+[ -f "$stamp" ] && [ "$pinned_installed" = "$pinned_version" ] && [ "${1:-}" != "--missing" ] && exit 0
 
 missing=()
 for package in "${packages[@]}"; do
@@ -46,8 +48,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   echo "study: installing Debian packages: ${missing[*]}" >&2
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends --allow-downgrades \
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends --allow-downgrades --allow-change-held-packages \
     "${missing[@]}" >&2
+fi
+# Held, so that an upgrade (bookworm-security carries newer ones) leaves the study's kernel.
+if [ "$(id -u)" -eq 0 ] && ! apt-mark showhold | grep -qx "$pinned"; then
+  echo "study: holding $pinned at $pinned_version, the version kernel-patches/series was made against (apt-mark unhold $pinned releases it)" >&2
+  apt-mark hold "$pinned" >/dev/null
 fi
 
 # Debian's interpreter (the python3 package above), whatever else is first on PATH.

@@ -129,9 +129,18 @@ def installed_source_version() -> str:
 def kernel_inputs() -> dict:
     """Everything that determines the built kernel, by content."""
     series = read_series()
+    installed = installed_source_version()
+    if hostdeps.debian_package_version(SOURCE_PACKAGE) and installed != series.version:
+        # Another version is another kernel key, so every run id would change and a study
+        # would quietly start over (an `apt upgrade` does this).
+        raise StudyError(
+            f"{SOURCE_PACKAGE} {installed} is installed, but {SERIES} was made against "
+            f"{series.version}: install that one with `apt-get install --allow-downgrades "
+            f"{SOURCE_PACKAGE}={series.version}` (./study does it, as root), or make the "
+            f"series against {installed} (kernel-patches/README.md, Changing a patch)")
     return {
         "source_package": SOURCE_PACKAGE,
-        "source_version": installed_source_version(),
+        "source_version": installed,
         "source_tarball_sha256": file_sha256(SOURCE_TARBALL),
         "series_made_against": f"{series.package} {series.version}",
         "patches": [{"name": p.name, "sha256": file_sha256(p)} for p in series.patches],

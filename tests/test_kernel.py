@@ -184,3 +184,17 @@ def test_refault_scan_anon_off_leaves_refault_deactivation_working(reclaim_guest
         deactivated, refaults = moved[setting]
         assert refaults > pages, moved  # the 60 MiB file's activating refaults
         assert deactivated > 0.5 * pages, moved
+
+
+def test_another_installed_source_version_is_refused_naming_both(monkeypatch):
+    """An `apt upgrade` replaces the pinned source: a new kernel key would quietly start
+    every study over under new run ids."""
+    series = k.read_series()
+    monkeypatch.setattr(hostdeps, "debian_package_version", lambda package: "6.1.999-9")
+    monkeypatch.setattr(k, "installed_source_version", lambda: "6.1.999-9")
+    with pytest.raises(StudyError) as error:
+        k.kernel_inputs()
+    said = str(error.value)
+    assert "linux-source-6.1 6.1.999-9 is installed" in said
+    assert f"made against {series.version}" in said
+    assert f"apt-get install --allow-downgrades linux-source-6.1={series.version}" in said
