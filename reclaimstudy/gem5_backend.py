@@ -24,7 +24,7 @@ from reclaimstudy.gem5_checkpoint import drive_state, lower_interrupt_pins
 from reclaimstudy.gem5_segments import CONSOLE, backlog_max, run_segmented
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.guest import kernel_cmdline
-from reclaimstudy.image import Image, build_image, image_inputs, image_key
+from reclaimstudy.image import Image, build_image, image_inputs, image_key, image_record
 from reclaimstudy.kernel import Kernel, build_kernel, configured_hz, current_kernel_key
 from reclaimstudy.locks import exclusive
 from reclaimstudy.paths import CONFIGS, cache_dir
@@ -365,7 +365,7 @@ class Gem5Backend(Backend):
             record={
                 "kernel": {key: kernel.manifest[key] for key in
                            ("key", "source_version", "config_sha256", "vmlinux_sha256")},
-                "image": {key: image.manifest[key] for key in ("key", "rootfs_key", "root_sha256")},
+                "image": image_record(image.manifest),
                 "gem5": {"path": str(gem5.path), **gem5.identity()},
                 "checkpoint": checkpoint_manifest,
             },

@@ -420,6 +420,15 @@ def _assemble(system: System, tarball: Path, rootfs: dict, inputs: dict, key: st
     return Image(final)
 
 
+def image_record(manifest: dict) -> dict:
+    """What a run.json says of its image: its ids, its root file system's checksum, and
+    the Debian packages in it (the userland) and behind it (the guest programs' sysroot),
+    so a run names every package version that made it."""
+    return {**{key: manifest[key] for key in ("key", "rootfs_key", "root_sha256")},
+            "rootfs_packages": manifest.get("rootfs_packages", {}),
+            "sysroot_packages": manifest.get("sysroot_packages", {})}
+
+
 def prune_images(images: Path, keep: int = KEEP_IMAGES) -> list[Path]:
     """Delete all but the `keep` most recently used images (built, or marked used by a
     run): a run in progress keeps its open files, and the next run that needs a deleted

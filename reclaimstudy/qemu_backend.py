@@ -10,7 +10,7 @@ from pathlib import Path
 from reclaimstudy import qemu
 from reclaimstudy.backends import Backend, Outcome, Prepared
 from reclaimstudy.guest import kernel_cmdline
-from reclaimstudy.image import build_image, image_inputs, image_key
+from reclaimstudy.image import build_image, image_inputs, image_key, image_record
 from reclaimstudy.kernel import build_kernel, current_kernel_key
 
 JOB_FW_CFG = "opt/reclaim/job"
@@ -37,7 +37,7 @@ class QemuBackend(Backend):
                 "kernel": {key: kernel_manifest[key] for key in
                            ("key", "source_version", "config_sha256", "bzimage_sha256",
                             "vmlinux_sha256")},
-                "image": {key: image_manifest[key] for key in ("key", "rootfs_key", "root_sha256")},
+                "image": image_record(image_manifest),
                 "qemu": {"accel": accel, "accel_reason": why},
             },
             parts={"kernel": kernel, "image": image, "accel": accel})

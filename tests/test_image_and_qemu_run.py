@@ -127,6 +127,9 @@ def test_run_json_records_every_input_with_hashes(smoke_run):
     on_disk = json.loads((directory / "run.json").read_text())
     assert on_disk == record
     assert record["artefacts"]["kernel"]["key"] and record["artefacts"]["image"]["root_sha256"]
+    # every Debian package behind the guest: its userland's and its programs' C library's
+    assert "libjemalloc2" in record["artefacts"]["image"]["rootfs_packages"]
+    assert "libc6-dev" in record["artefacts"]["image"]["sysroot_packages"]
     assert record["artefacts"]["qemu"]["accel"] in ("kvm", "tcg")
     identity = record["identity"]
     assert identity["system"]["memory"]["size_mib"] == 128
