@@ -200,8 +200,12 @@ def guest_sysroot() -> tuple[Path, dict]:
         if directory.is_dir() and manifest_path.is_file():
             return directory, json.loads(manifest_path.read_text())
         mmdebstrap = hostdeps.require_tool("mmdebstrap")
+        if os.geteuid() != 0:  # as another user mmdebstrap would leave files it cannot own
+            raise StudyError("building the guest programs' sysroot needs root (mmdebstrap); "
+                             "run ./study as root")
+        for stale in directory.parent.glob(f"{key}.partial-*"):  # of builds that died
+            shutil.rmtree(stale, ignore_errors=True)
         partial = directory.with_name(f"{key}.partial-{os.getpid()}")
-        shutil.rmtree(partial, ignore_errors=True)
         console.print(f"sysroot {key}: mmdebstrap {spec['suite']} (extract) "
                       f"{', '.join(spec['build_packages'])}")
         # The downloaded packages are kept (not cleaned) only to read their versions.
@@ -213,13 +217,25 @@ def guest_sysroot() -> tuple[Path, dict]:
                    env={**os.environ, "SOURCE_DATE_EPOCH": str(EPOCH)})
         archives = partial / "var/cache/apt/archives"
         versions = dict(sorted(_deb_name_version(deb.name) for deb in archives.glob("*.deb")))
+        unnamed = [package for package in spec["build_packages"] if package not in versions]
+        if unnamed:
+            raise StudyError(f"sysroot {key}: no version found for {', '.join(unnamed)} among "
+                             f"the packages mmdebstrap downloaded ({archives}); see "
+                             f"{directory.with_suffix('.log')}")
         for deb in archives.glob("*.deb"):
             deb.unlink()
-        manifest = {"key": key, "packages": versions}
         shutil.rmtree(directory, ignore_errors=True)
         partial.rename(directory)
-        manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
-        return directory, manifest
+        write_whole(manifest_path, json.dumps({"key": key, "packages": versions}, indent=2) + "\n")
+        return directory, json.loads(manifest_path.read_text())
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Write `path` so that a reader (or a build killed mid-write) never sees half of it:
+    a cached manifest that exists is taken as complete."""
+    partial = path.with_name(f"{path.name}.partial-{os.getpid()}")
+    partial.write_text(text)
+    os.replace(partial, path)
 
 
 def _deb_name_version(filename: str) -> tuple[str, str]:
@@ -260,7 +276,7 @@ def _make_rootfs(spec: dict, key: str, tarball: Path, manifest_path: Path) -> tu
                 "seconds": round(time.monotonic() - started, 1),
                 "sha256": file_sha256(partial)}
     partial.rename(tarball)
-    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
+    write_whole(manifest_path, json.dumps(manifest, indent=2) + "\n")
     return tarball, manifest
 
 

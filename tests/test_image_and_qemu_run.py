@@ -69,8 +69,7 @@ def test_the_userland_comes_from_the_frozen_main_suite_alone(tiny_image):
     tarball, _ = rootfs_tarball()
     sources = subprocess.run(["tar", "-xOf", str(tarball), "./etc/apt/sources.list"],
                              capture_output=True, text=True, check=True).stdout
-    assert sources.split("\n")[0] == "deb http://deb.debian.org/debian bookworm main"
-    assert sources.strip().count("\n") == 0, sources
+    assert re.fullmatch(r"deb \S+ bookworm main", sources.strip()), sources  # one line
 
 
 def test_guest_programs_link_the_sysroots_c_library_not_the_machines(tmp_path):
