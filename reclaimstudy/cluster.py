@@ -410,7 +410,7 @@ def outside_plan(study: Study, backend_name: str, results: Path, planned_ids: se
     others: dict[str, int] = {}
     for run in record.published_runs(study_path, study.name):
         if run.record.get("run_id") not in planned_ids:
-            backend = run.record.get("backend", "?")
+            backend = run.record.get("backend") or "unknown-backend"
             others[backend] = others.get(backend, 0) + 1
     lines = []
     for backend, count in sorted(others.items()):
@@ -418,6 +418,6 @@ def outside_plan(study: Study, backend_name: str, results: Path, planned_ids: se
                "build or run parameters)") if backend == backend_name else \
             (f"not shown: this is the {backend_name} plan (`--backend {backend}`"
              + (", with GEM5 set to the build that made them)" if backend == "gem5" else ")"))
-        lines.append(f"{study_path} also holds {count} finished {backend} run(s) {why}")
+        lines.append(f"{study_path} also holds {count} {backend} run(s) {why}")
     return lines
 

@@ -168,12 +168,12 @@ def check_same_bytes(name: str, identity: dict, prepared, done_records) -> None:
     # gem5 is never the same bytes twice (it embeds its build time), so a rebuild keeps
     # the run ids (simulator_key) and is not refused: it is told to check it simulates alike.
     built = (prepared.record.get("gem5") or {}).get("sha256")
-    used = {_checksum(r, "gem5", "sha256") for r in same_ids}
-    used.discard(None)
+    made = [r for r in same_ids if _checksum(r, "gem5", "sha256")]
+    used = {_checksum(r, "gem5", "sha256") for r in made}
     if built and used and used != {built}:
         console.print(
             f"{name}: this gem5 (sha256 {built[:16]}) is another build than the one the "
-            f"study's {len(same_ids)} finished run(s) with the same ids were made with "
+            f"study's {len(made)} finished run(s) with the same ids were made with "
             f"({', '.join(sorted(u[:16] for u in used))}): the same source, patches and "
             f"compiler, so it should simulate alike. Check that it does before its runs are "
             f"paired with theirs: `./study repeat STUDY --only RUN --scratch DIR` makes a "

@@ -240,9 +240,9 @@ def test_status_names_the_runs_its_plan_does_not_show(tmp_path):
     planned = {json.loads((run_dirs[1] / "run.json").read_text())["run_id"]}
     lines = outside_plan(load_study("smoke"), "qemu", tmp_path, planned)
     assert lines == [
-        f"{tmp_path / 'smoke'} also holds 1 finished gem5 run(s) not shown: this is the qemu "
+        f"{tmp_path / 'smoke'} also holds 1 gem5 run(s) not shown: this is the qemu "
         "plan (`--backend gem5`, with GEM5 set to the build that made them)",
-        f"{tmp_path / 'smoke'} also holds {len(run_dirs) - 2} finished qemu run(s) made from "
+        f"{tmp_path / 'smoke'} also holds {len(run_dirs) - 2} qemu run(s) made from "
         "other inputs than this plan's (another kernel, image, simulator build or run "
         "parameters)"]
     every = {json.loads((p / "run.json").read_text())["run_id"] for p in run_dirs}
