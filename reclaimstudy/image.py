@@ -226,8 +226,9 @@ def guest_sysroot() -> tuple[Path, dict]:
             deb.unlink()
         shutil.rmtree(directory, ignore_errors=True)
         partial.rename(directory)
-        write_whole(manifest_path, json.dumps({"key": key, "packages": versions}, indent=2) + "\n")
-        return directory, json.loads(manifest_path.read_text())
+        manifest = {"key": key, "packages": versions}
+        write_whole(manifest_path, json.dumps(manifest, indent=2) + "\n")
+        return directory, manifest
 
 
 def write_whole(path: Path, text: str) -> None:
@@ -315,7 +316,7 @@ def write_data_file(path: Path, size: int, label: str) -> None:
 
 
 def generate_data(tree: Path, programs: Path, memory_mib: int, work: Path,
-                  compiler: str = "gcc") -> None:
+                  compiler: str) -> None:
     """Run each workload's generate hook: `HOOK OUT MEMORY_MIB`, on the host.
 
     Hooks may be Python (run with this environment's interpreter and the project on

@@ -130,7 +130,7 @@ def kernel_inputs() -> dict:
     """Everything that determines the built kernel, by content."""
     series = read_series()
     installed = installed_source_version()
-    if hostdeps.debian_package_version(SOURCE_PACKAGE) and installed != series.version:
+    if installed != series.version and hostdeps.debian_package_version(SOURCE_PACKAGE):
         # Another version is another kernel key, so every run id would change and a study
         # would quietly start over (an `apt upgrade` does this).
         raise StudyError(

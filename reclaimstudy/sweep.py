@@ -147,6 +147,11 @@ def _checksum(run_record: dict, key: str, field: str) -> str | None:
     return entry.get(field) if isinstance(entry, dict) else None
 
 
+def _checksums(run_records: list[dict], key: str, field: str) -> list[str]:
+    """The checksums the runs that record one made `key` with."""
+    return [found for found in (_checksum(r, key, field) for r in run_records) if found]
+
+
 def check_same_bytes(name: str, identity: dict, prepared, done_records) -> None:
     """Refuse artefacts whose bytes differ from those the study's finished runs of the
     same ids were made with: a run id names the inputs, and a kernel or image built
@@ -154,8 +159,7 @@ def check_same_bytes(name: str, identity: dict, prepared, done_records) -> None:
     same_ids = [r for r in done_records if (r.get("identity") or {}).get("artefacts") == identity]
     for label, key, field in BYTES_CHECKED:
         built = (prepared.record.get(key) or {}).get(field)
-        used = {_checksum(r, key, field) for r in same_ids}
-        used.discard(None)
+        used = set(_checksums(same_ids, key, field))
         if built and used and used != {built}:
             raise StudyError(
                 f"{name}: this machine's {label} ({field} {built[:16]}) is not the one "
@@ -168,8 +172,8 @@ def check_same_bytes(name: str, identity: dict, prepared, done_records) -> None:
     # gem5 is never the same bytes twice (it embeds its build time), so a rebuild keeps
     # the run ids (simulator_key) and is not refused: it is told to check it simulates alike.
     built = (prepared.record.get("gem5") or {}).get("sha256")
-    made = [r for r in same_ids if _checksum(r, "gem5", "sha256")]
-    used = {_checksum(r, "gem5", "sha256") for r in made}
+    made = _checksums(same_ids, "gem5", "sha256")
+    used = set(made)
     if built and used and used != {built}:
         console.print(
             f"{name}: this gem5 (sha256 {built[:16]}) is another build than the one the "
