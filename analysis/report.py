@@ -335,26 +335,29 @@ def _seed_rows(seeds: pd.DataFrame, regimes: pd.DataFrame, table: pd.DataFrame) 
 # found (by hand, from the evidence) is its FINDINGS file, shown by both reports.
 PUBLISHED = "published"
 FINDINGS = "findings.md"
-# findings.md's one section that is not an experiment: the study's state as a whole
-# (say, paused on a fault of the instrument), shown at the top of the report.
+# findings.md's sections that are not experiments: the study's state as a whole (say,
+# paused on a fault of the instrument), shown at the top of the report, and the history
+# of the instrument (its faults found, what they cost, the restarts), long and of
+# lasting interest, shown after the experiments so that it does not bury the status.
 STATUS = "Status"
+HISTORY = "History"
 
 
 def read_findings(path: Path, experiments: set[str]) -> dict[str, str]:
     """What we found, per experiment: `## <experiment>` sections of a Markdown file
     (results/published/<study>/findings.md), written from the runs' evidence, and
-    `## Status` for the study as a whole. None is fine; a section for an experiment the
-    study does not have is an error."""
+    `## Status` and `## History` for the study as a whole. None is fine; a section for
+    an experiment the study does not have is an error."""
     if not path.is_file():
         return {}
     found, name = {}, None
     for line in path.read_text().splitlines():
         if line.startswith("## "):
             name = line[3:].strip()
-            if name not in experiments and name != STATUS:
+            if name not in experiments and name not in (STATUS, HISTORY):
                 raise StudyError(f"{path}: section '## {name}' names no experiment of the "
                                  f"study; allowed: {', '.join(sorted(experiments))}, or "
-                                 f"'{STATUS}' for the whole study")
+                                 f"'{STATUS}' or '{HISTORY}' for the whole study")
             found[name] = ""
         elif name is not None:
             found[name] += line + "\n"
@@ -461,6 +464,7 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
         "seeds": _seed_rows(seeds, regimes, table),
         "seed_figure": seed_figure,
         "status": findings.get(STATUS),
+        "history": findings.get(HISTORY),
         "findings": [{"experiment": e["name"], "anchor": e["anchor"], "text": e["finding"]}
                      for e in experiments if e["finding"]],
         "caveats": caveats_for(seeds),

@@ -146,7 +146,7 @@ def test_findings_for_an_experiment_the_study_lacks_are_refused(published):
     results, _, _ = published
     (published_dir("smoke", results) / "findings.md").write_text("## desktop\nx\n")
     with pytest.raises(StudyError, match="'## desktop' names no experiment of the study; "
-                                         "allowed: lazyfree, smoke, thrash, or 'Status'"):
+                                         "allowed: lazyfree, smoke, thrash, or 'Status' or 'History'"):
         report_published(load_study("smoke"), results)
 
 
@@ -158,6 +158,18 @@ def test_a_status_section_speaks_for_the_whole_study_at_the_reports_top(publishe
     top = markdown.split('<div id="seed-reproduction"></div>')[0]
     assert "**Status** (findings.md): Paused: the disk stalls." in top
     assert "- **[thrash](#exp-thrash-ci-tiny-qemu)**: Cached." in markdown
+
+
+def test_a_history_section_comes_after_the_experiments_not_at_the_top(published):
+    results, _, _ = published
+    (published_dir("smoke", results) / "findings.md").write_text(
+        "## Status\nRunning.\n\n## History\n- **Restarted.** The disk lost writes.\n")
+    markdown = report_published(load_study("smoke"), results)["markdown"].read_text()
+    top, rest = markdown.split("## Experiments")
+    assert "Restarted" not in top
+    history = rest.split('<div id="history"></div>')[1]
+    assert history.split("## Failed runs")[0].rstrip().endswith(
+        "- **Restarted.** The disk lost writes.")
 
 
 def test_restored_runs_count_as_done_and_report_as_published(published, monkeypatch):
