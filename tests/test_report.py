@@ -238,8 +238,8 @@ def test_runs_the_study_no_longer_asks_for_are_set_aside(tmp_path):
     assert record["run_id"] not in set(table["run_id"])
     assert build_table(study, "smoke")["run_id"].nunique() == 18  # without points: all
     report = build_report(load_study("smoke"), tmp_path)
-    assert "1 run made with parameters, policies or systems that the study file no longer " \
-           "names were set aside" in report["markdown"].read_text()
+    assert "\n\n1 run made with parameters, policies or systems that the study file no " \
+           "longer names was set aside" in report["markdown"].read_text()  # a paragraph
 
 
 def test_a_run_from_another_study_is_refused(tmp_path):
