@@ -12,7 +12,7 @@ import pytest
 from analysis.publish import publish, published_dir, report_published
 from reclaimstudy.errors import StudyError
 from reclaimstudy.studies import load_study
-from tests.test_regimes import desktop_run
+from tests.test_regimes import half_in_regime
 
 RUNS = Path(__file__).parent / "fixtures" / "runs"
 
@@ -104,16 +104,7 @@ def test_rebuilding_what_was_never_published_says_how_to_publish(tmp_path):
 
 
 def test_regime_checks_survive_publishing_without_the_runs_events(tmp_path):
-    study_file = tmp_path / "regimes.toml"
-    study_file.write_text(
-        'description = "d"\nbaseline = "baseline"\nrepetitions = 2\nsystems = ["desktop-hdd-128"]\n'
-        '[[experiment]]\nname = "desktop"\nworkload = "desktop-launch"\nseed = "000a"\n'
-        'policies = ["baseline", "exec-protect-off"]\n')
-    results = tmp_path / "results"
-    memory_pages = 128 * 256
-    for repetition, pswpin in ((0, 4 * memory_pages), (1, 100)):
-        desktop_run(results / "regimes", "baseline", repetition, pswpin)
-        desktop_run(results / "regimes", "exec-protect-off", repetition, pswpin)
+    study_file, results = half_in_regime(tmp_path)
     publish(load_study(str(study_file)), results)
     shutil.rmtree(results / "regimes")
     markdown = report_published(load_study(str(study_file)), results)["markdown"].read_text()

@@ -163,9 +163,9 @@ def test_regimes_are_declared_where_the_seeds_set_one():
         "refault-scan-anon-off", "old-refault-distance-scan-anon-off")
 
 
-def test_the_report_prints_each_runs_regime_and_marks_an_experiment_out_of_it(tmp_path):
-    from analysis.report import build_report
-    from reclaimstudy.studies import load_study
+def half_in_regime(tmp_path):
+    """A two-repetition desktop study on 128 MiB whose r0 thrashes (swap-ins of four times
+    memory) and whose r1 does not (100 pages): its study file and results root."""
     study_file = tmp_path / "regimes.toml"
     study_file.write_text(
         'description = "d"\nbaseline = "baseline"\nrepetitions = 2\nsystems = ["desktop-hdd-128"]\n'
@@ -176,6 +176,13 @@ def test_the_report_prints_each_runs_regime_and_marks_an_experiment_out_of_it(tm
     for repetition, pswpin in ((0, 4 * memory_pages), (1, 100)):
         desktop_run(results / "regimes", "baseline", repetition, pswpin)
         desktop_run(results / "regimes", "exec-protect-off", repetition, pswpin)
+    return study_file, results
+
+
+def test_the_report_prints_each_runs_regime_and_marks_an_experiment_out_of_it(tmp_path):
+    from analysis.report import build_report
+    from reclaimstudy.studies import load_study
+    study_file, results = half_in_regime(tmp_path)
     markdown = build_report(load_study(str(study_file)), results)["markdown"].read_text()
     assert "**Regime** (seed 000a's effect needs a desktop that thrashes" in markdown
     assert "Out of regime: 1 of 2 runs fall short" in markdown
