@@ -117,7 +117,7 @@ def make_partitioned_disk(root: Path, swap: Path, out: Path) -> None:
 # Files below workloads/ that never reach the guest: documentation and the host-side
 # parsers (analysis runs them on a run's records). Editing them must not change the
 # image key, which would make every finished run look undone to the next sweep. A
-# workload's meta.toml is hashed without its [metrics] (declarations for analysis).
+# workload's meta.toml is hashed without the keys only analysis reads (HOST_ONLY_META).
 HOST_ONLY_NAMES = {"parse.py", "meta.toml"}
 HOST_ONLY_SUFFIXES = {".md"}
 HOST_ONLY_META = {"metrics", "regime", "pauses"}
