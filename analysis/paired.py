@@ -129,6 +129,17 @@ def paired(with_values: dict, without_values: dict) -> Paired:
     return Paired(n, ratio, low, high, _p(differences), "difference", spread)
 
 
+def mean_difference(with_values: dict, without_values: dict) -> tuple[float, float, float]:
+    """The pairs' mean difference (with - without) and its 95% bootstrap interval: what
+    a count means where the ratio cannot say (nothing at all without the change)."""
+    a, b = pairs(with_values, without_values)
+    if len(a) == 0:
+        return math.nan, math.nan, math.nan
+    differences = a - b
+    low, high = _interval(differences, np.mean)
+    return float(differences.mean()), low, high
+
+
 def _ratio_of_means(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
     """mean(a) / mean(b) per resample; a resample with nothing on either side is no
     effect (1), one with nothing only without the change infinite."""

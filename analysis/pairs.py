@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from analysis.compare import policy_order
-from analysis.paired import Paired, paired
+from analysis.paired import Paired, mean_difference, paired
 from reclaimstudy.errors import StudyError
 
 
@@ -107,6 +107,10 @@ def _number(value: float) -> str:
     return f"{value:,.0f}" if value == int(value) or abs(value) >= 1e3 else f"{value:.4g}"
 
 
+def _signed(value: float) -> str:
+    return ("+" if value > 0 else "") + _number(value)
+
+
 def format_pairs(result: MetricPairs) -> str:
     """Plain text: the values by repetition, each policy's range, and its paired ratio."""
     values = result.values
@@ -121,7 +125,12 @@ def format_pairs(result: MetricPairs) -> str:
              "repetition".ljust(12) + "".join(p.rjust(width) for p in values.columns)]
     lines += [name.ljust(12) + "".join(cell.rjust(width) for cell in cells) for name, cells in rows]
     for policy, pair in result.ratios.items():
-        lines.append(f"  {policy} / {result.baseline}: {_number(pair.ratio)} "
-                     f"[{_number(pair.low)}, {_number(pair.high)}], p {_number(pair.p_value)}, "
-                     f"{pair.n} pairs (by {pair.by})")
+        line = (f"  {policy} / {result.baseline}: {_number(pair.ratio)} "
+                f"[{_number(pair.low)}, {_number(pair.high)}], p {_number(pair.p_value)}, "
+                f"{pair.n} pairs (by {pair.by})")
+        if pair.by == "difference":  # a zero in some pair: the difference says how much
+            mean, low, high = mean_difference(values[policy].dropna().to_dict(),
+                                              values[result.baseline].dropna().to_dict())
+            line += f"; mean difference {_signed(mean)} [{_signed(low)}, {_signed(high)}]"
+        lines.append(line)
     return "\n".join(lines)

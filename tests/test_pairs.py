@@ -109,3 +109,20 @@ def test_wide_values_keep_their_columns_apart():
               "mglru": "7,231,000,000,000-7,434,000,000,000"}
     *_, last_range, _, _ = format_pairs(result).splitlines()
     assert last_range.split() == ["range"] + [ranges[p] for p in result.values.columns]
+
+
+def test_where_the_baseline_counts_nothing_the_pairs_mean_difference_is_printed():
+    rows = _rows()
+    pass2 = rows["phase"] == "pass2"
+    rows.loc[pass2 & (rows["policy"] == "baseline"), "value"] = 0.0  # no refaults at all
+    text = format_pairs(metric_pairs(experiment_rows(rows, "iozone", None),
+                                     "pass2:disk_reads", "baseline"))
+    off = [line for line in text.splitlines() if line.startswith("  off / baseline")][0]
+    # off's 1046, 1043, 1044 against nothing: +1,044 on average, the interval within them
+    assert off.startswith("  off / baseline: inf [inf, inf]")
+    low, high = (float(v.replace(",", "")) for v in
+                 off.split("mean difference +1,044 [")[1].rstrip("]").split(", "))
+    assert 1043 <= low <= 1044 <= high <= 1046
+    plain = format_pairs(metric_pairs(experiment_rows(_rows(), "iozone", None),
+                                      "pass2:disk_reads", "baseline"))
+    assert "mean difference" not in plain  # all positive: the log ratio says it
