@@ -40,6 +40,9 @@ class Paired:
     p_value: float               # paired t-test (log ratios, or differences)
     by: str                      # "log ratio" or "difference"
     spread: bool                 # whether the pairs differ at all
+    # By difference only (a zero in some pair, where a ratio may say only the sign): the
+    # pairs' mean difference (with - without) and its 95% bootstrap interval.
+    difference: tuple[float, float, float] | None = None
 
     def verdict(self, seed_ratio: float) -> str:
         """Against a seed's own ratio (with / without)."""
@@ -118,26 +121,20 @@ def paired(with_values: dict, without_values: dict) -> Paired:
     # is on the differences.
     differences = a - b
     spread = bool(n > 1 and np.ptp(differences) > 0)
+    difference_low, difference_high = _interval(differences, np.mean)
     if b.mean() > 0:
         ratio = float(a.mean() / b.mean())
         low, high = _bootstrap((a, b), _ratio_of_means, paired=True) if spread else (ratio, ratio)
     else:  # nothing without the change: only the sign of the difference means anything
-        low, high = _interval(differences, np.mean)
         ratio = math.inf if a.mean() > 0 else 1.0
-        low, high = (math.inf if low > 0 else (1.0 if low == 0 else -math.inf),
-                     math.inf if high > 0 else (1.0 if high == 0 else -math.inf))
-    return Paired(n, ratio, low, high, _p(differences), "difference", spread)
+        low, high = (_sign_as_ratio(difference_low), _sign_as_ratio(difference_high))
+    return Paired(n, ratio, low, high, _p(differences), "difference", spread,
+                  (float(differences.mean()), difference_low, difference_high))
 
 
-def mean_difference(with_values: dict, without_values: dict) -> tuple[float, float, float]:
-    """The pairs' mean difference (with - without) and its 95% bootstrap interval: what
-    a count means where the ratio cannot say (nothing at all without the change)."""
-    a, b = pairs(with_values, without_values)
-    if len(a) == 0:
-        return math.nan, math.nan, math.nan
-    differences = a - b
-    low, high = _interval(differences, np.mean)
-    return float(differences.mean()), low, high
+def _sign_as_ratio(difference: float) -> float:
+    """Against nothing, a difference's sign is all a ratio can say: inf, 1 or -inf."""
+    return math.inf if difference > 0 else (1.0 if difference == 0 else -math.inf)
 
 
 def _ratio_of_means(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:

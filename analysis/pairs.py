@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from analysis.compare import policy_order
-from analysis.paired import Paired, mean_difference, paired
+from analysis.paired import Paired, paired
 from reclaimstudy.errors import StudyError
 
 
@@ -128,9 +128,8 @@ def format_pairs(result: MetricPairs) -> str:
         line = (f"  {policy} / {result.baseline}: {_number(pair.ratio)} "
                 f"[{_number(pair.low)}, {_number(pair.high)}], p {_number(pair.p_value)}, "
                 f"{pair.n} pairs (by {pair.by})")
-        if pair.by == "difference":  # a zero in some pair: the difference says how much
-            mean, low, high = mean_difference(values[policy].dropna().to_dict(),
-                                              values[result.baseline].dropna().to_dict())
+        if pair.difference:  # a zero in some pair: the difference says how much
+            mean, low, high = pair.difference
             line += f"; mean difference {_signed(mean)} [{_signed(low)}, {_signed(high)}]"
         lines.append(line)
     return "\n".join(lines)
