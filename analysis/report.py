@@ -465,7 +465,8 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
         "seed_figure": seed_figure,
         "status": findings.get(STATUS),
         "history": findings.get(HISTORY),
-        "findings": [{"experiment": e["name"], "anchor": e["anchor"], "text": e["finding"]}
+        # under the seed table, links only: the text is in the experiment's section
+        "findings": [{"experiment": e["name"], "anchor": e["anchor"]}
                      for e in experiments if e["finding"]],
         "caveats": caveats_for(seeds),
         "quiet_flag": QUIET_FLAG_SHARE,
