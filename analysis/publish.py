@@ -19,6 +19,7 @@ from reclaimstudy import sweeplog
 from reclaimstudy.errors import StudyError
 from reclaimstudy.locks import exclusive
 from reclaimstudy.record import PARTIAL, partial_name, published_runs
+from reclaimstudy.swapdir import replace_dir
 
 # What the table cannot hold: the runs set aside when it was made (report/published.json).
 COUNTS = "published.json"
@@ -65,13 +66,23 @@ def _publish(study, results: Path) -> dict:
     # The report is written before the swap, so a reader of the published folder (a test,
     # a browser) never sees runs that its report does not list, nor a report half-written.
     written = _report_in(study, staging)
-    old = target.with_name(target.name + ".old")
-    shutil.rmtree(old, ignore_errors=True)
-    if target.exists():
-        target.rename(old)
-    staging.rename(target)
-    shutil.rmtree(old, ignore_errors=True)
+    findings_read = _text(staging / FINDINGS)
+    old = replace_dir(staging, target)
+    if old is not None:
+        # findings.md is edited by hand while timers publish: an edit made since it was
+        # copied above lives only in the old folder, and is kept (the report shows it
+        # from the next publish on)
+        edited = _text(old / FINDINGS)
+        if edited is not None and edited != findings_read:
+            shutil.copy2(old / FINDINGS, target / FINDINGS)
+            print(f"{target / FINDINGS}: edited while publishing; the edit is kept, "
+                  f"the report shows it from the next publish")
+        shutil.rmtree(old)
     return {key: _moved(value, staging, target) for key, value in written.items()}
+
+
+def _text(path: Path) -> str | None:
+    return path.read_text() if path.is_file() else None
 
 
 def _moved(value, staging: Path, target: Path):
