@@ -26,7 +26,8 @@ from analysis.compare import compare, format_text, policy_order  # noqa: E402
 from analysis.idle_sweep import idle_sweep_figure, idle_sweeps  # noqa: E402
 from analysis.regimes import regime_checks  # noqa: E402
 from analysis.reproduction_plot import reproduction_figure  # noqa: E402
-from analysis.seeds import caveats_for, reproduction  # noqa: E402
+from analysis.paired import paired  # noqa: E402
+from analysis.seeds import caveats_for, repetition_values, reproduction  # noqa: E402
 from analysis.table import (current_runs, export, runs_table, study_runs,  # noqa: E402
                             workload_declarations)
 from reclaimstudy import sweeplog  # noqa: E402
@@ -302,6 +303,28 @@ def _regime(regimes: pd.DataFrame, experiment: str, backend: str, system: str) -
             "rows": rows.to_dict("records")}
 
 
+def _pairs_in_regime(row: dict, regime: dict, table: pd.DataFrame) -> str:
+    """Where some runs fall short of the regime: the row's pairs again, over only the
+    repetitions whose every checked run is in it, with their own verdict."""
+    short = {int(r["repetition"]) for r in regime["rows"] if not r["in_regime"]}
+    with_values, without_values = (
+        {rep: value for rep, value in repetition_values(
+            table, row["experiment"], row["setup"], row["metric"], row["phase"],
+            policy).items() if rep not in short}
+        for policy in row["policies"][:2])
+    pair = paired(with_values, without_values)
+    verdict = (pair.verdict_of_no_effect() if row["expects_none"]
+               else pair.verdict(row["seed_ratio"]))
+    pairs = f"{pair.n} pair{'s' if pair.n != 1 else ''}"
+    return (f"the {pairs} in it: {_num(pair.ratio)} [{_num(pair.low)}, {_num(pair.high)}], "
+            f"p {_num(pair.p_value)}, {verdict}")
+
+
+def _num(value) -> str:
+    """As the report's `num` filter writes a number."""
+    return "-" if value is None or value != value else f"{value:.4g}"
+
+
 def anchor(experiment: str, system: str, backend: str) -> str:
     """The id of an experiment's section, which lists the runs behind its numbers."""
     return re.sub(r"[^a-z0-9-]+", "-", f"exp-{experiment}-{system}-{backend}".lower())
@@ -320,6 +343,8 @@ def _seed_rows(seeds: pd.DataFrame, regimes: pd.DataFrame, table: pd.DataFrame) 
             n = len(regime["rows"])
             row["regime"] = (f"**out**: {regime['out']} of {n} short" if regime["out"]
                              else f"in ({n}/{n})")
+            if 0 < regime["out"] < n:
+                row["regime"] += f"; {_pairs_in_regime(row, regime, table)}"
         if row.get("window"):
             row["regime"] += f"; {row['window']}"
         runs = table[(table["experiment"] == row["experiment"])
@@ -485,7 +510,7 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=False, trim_blocks=True,
                       lstrip_blocks=True)
     env.filters["rel"] = lambda path: Path(path).relative_to(out).as_posix()
-    env.filters["num"] = lambda v: "-" if v is None or v != v else f"{v:.4g}"
+    env.filters["num"] = _num
     markdown = env.get_template("report.md.j2").render(**context)
     (out / "report.md").write_text(markdown)
     (out / "report.html").write_text(

@@ -111,14 +111,15 @@ def caveats_for(rows: pd.DataFrame, path=SEEDS_FILE) -> list[dict]:
             for seed in sorted(set(rows["seed"])) if seed in caveats]
 
 
-def repetition_values(table: pd.DataFrame, experiment: str, setup: str, claim: Claim,
-                      policy: str) -> dict[int, float]:
-    """repetition -> the claim's metric, for one policy's runs of one experiment setup."""
+def repetition_values(table: pd.DataFrame, experiment: str, setup: str, metric: str,
+                      phase: str, policy: str) -> dict[int, float]:
+    """repetition -> a claim's workload metric (in `phase`, "" for the whole run), for one
+    policy's runs of one experiment setup."""
     rows = table[(table["experiment"] == experiment) & (table["setup"] == setup)
-                 & (table["policy"] == policy) & (table["metric"] == claim.metric)
+                 & (table["policy"] == policy) & (table["metric"] == metric)
                  & (table["source"] == "workload") & table["index"].isna()
                  & (table["status"] == "ok")
-                 & (table["phase"].fillna("") == claim.phase)]
+                 & (table["phase"].fillna("") == phase)]
     return dict(zip(rows["repetition"].astype(int), rows["value"].astype(float)))
 
 
@@ -155,7 +156,8 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
                 ratio = ours_with / ours_without
                 direction = "yes" if (ratio < 1) == (claim.seed_ratio < 1) else "no"
             p = cells[claim.without_policy]["p_value"]
-            pair = paired(*(repetition_values(table, experiment, setup, claim, policy)
+            pair = paired(*(repetition_values(table, experiment, setup, claim.metric,
+                                              claim.phase, policy)
                             for policy in (claim.with_policy, claim.without_policy)))
             mglru = cells[MGLRU_POLICY]["mean"] if MGLRU_POLICY in cells else math.nan
             # Seed 000b's effect needs the idle time inside its window; outside it the
@@ -163,7 +165,8 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
             window = idle_windows.get((experiment, backend, system))
             expects_none = window is not None and not window.inside
             rows.append({
-                "seed": claim.seed, "experiment": experiment, "what": claim.what,
+                "seed": claim.seed, "experiment": experiment, "setup": setup,
+                "what": claim.what,
                 "control": claim.control,
                 "policies": [claim.with_policy, claim.without_policy] +
                             ([MGLRU_POLICY] if MGLRU_POLICY in cells else []),
@@ -178,6 +181,7 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
                 "interval_high": pair.high, "paired_p": pair.p_value, "paired_by": pair.by,
                 "verdict": (pair.verdict_of_no_effect() if expects_none
                             else pair.verdict(claim.seed_ratio)),
+                "expects_none": expects_none,
                 "window": window.describe() if window else "",
                 # what the row is judged against: the seed's ratio, or 1 outside its window
                 "expected_ratio": 1.0 if expects_none else claim.seed_ratio,

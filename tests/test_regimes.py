@@ -41,16 +41,17 @@ def make_grep_run(study_dir, policy, repetition, make_s, grep_s):
     return record["run_id"]
 
 
-def thrash_run(study_dir, policy, repetition, refaults, experiment="thrash"):
+def thrash_run(study_dir, policy, repetition, refaults, experiment="thrash", seconds=None):
     """A thrash run whose rounds (of a 10 MiB file: 2,560 pages) refault `refaults` pages
-    each."""
+    each and take `seconds` each (0.1 s unless given)."""
     workload = get_workload("thrash")
     record = make_record(study="regimes", workload="thrash", policy=policy,
                          system="desktop-ssd-96", repetition=repetition,
                          experiment=experiment, arguments=workload.arguments({}))
-    rounds = [{"event": "record", "kind": "round", "round": i, "seconds": 0.1, "file_mib": 10,
+    seconds = seconds or [0.1] * len(refaults)
+    rounds = [{"event": "record", "kind": "round", "round": i, "seconds": t, "file_mib": 10,
                "d_refault_file": r, "d_pgmajfault": r, "d_pswpout": 0}
-              for i, r in enumerate(refaults)]
+              for i, (r, t) in enumerate(zip(refaults, seconds))]
     write_run(study_dir, record, events=[{"event": "phase", "name": "access"}, *rounds])
     return record["run_id"]
 
@@ -188,7 +189,7 @@ def test_the_report_prints_each_runs_regime_and_marks_an_experiment_out_of_it(tm
     assert "Out of regime: 1 of 2 runs fall short" in markdown
     assert re.search(r"\| baseline \| 1 \| 100 \| 0\.0\d+ \| \*\*no\*\* \|", markdown)
     seed_row = next(line for line in markdown.splitlines() if line.startswith("| 000a | desktop"))
-    assert "| **out**: 1 of 2 short |" in seed_row
+    assert "| **out**: 1 of 2 short; the 1 pair in it: " in seed_row
 
 
 def test_the_report_prints_a_plain_threshold_without_memory(tmp_path):
@@ -241,3 +242,38 @@ def test_memory_is_the_guests_memtotal_when_the_run_recorded_it(tmp_path):
          "d_pswpin": pages, "d_pswpout": 0}])
     row = checks(study).loc[record["run_id"]]
     assert row["in_regime"] and row["multiple"] == 3.0
+
+
+def test_where_some_runs_fall_short_the_seed_table_judges_the_pairs_in_regime_alone(tmp_path):
+    """Seed 001's control over four repetitions: the file thrashes without the change in
+    r0-r2 (in regime; the late rounds 100x slower than with it) but settles in r3 (out;
+    no difference). All four pairs: inconclusive; the three in regime: reproduced."""
+    from analysis.report import build_report
+    from reclaimstudy.studies import load_study
+    study_file = tmp_path / "regimes.toml"
+    study_file.write_text(
+        'description = "d"\nbaseline = "old-refault-distance"\nrepetitions = 4\n'
+        'systems = ["desktop-ssd-96"]\n[[experiment]]\nname = "thrash-control"\n'
+        'workload = "thrash"\nseed = "001"\n'
+        'policies = ["old-refault-distance", "old-refault-distance-scan-anon-off"]\n')
+    results = tmp_path / "results"
+    for repetition in range(4):
+        fast = [0.3] * 5 + [0.002 * (1 + repetition / 10)] * 5
+        thrashing = repetition < 3
+        slow = [0.3] * 5 + [0.2 * (1 + repetition / 7) if thrashing else fast[5]] * 5
+        thrash_run(results / "regimes", "old-refault-distance", repetition, [2560] * 5 + [0] * 5,
+                   experiment="thrash-control", seconds=fast)
+        thrash_run(results / "regimes", "old-refault-distance-scan-anon-off", repetition,
+                   [2560] * 5 + [2560 if thrashing else 0] * 5,
+                   experiment="thrash-control", seconds=slow)
+    markdown = build_report(load_study(str(study_file)), results)["markdown"].read_text()
+    row = next(line for line in markdown.splitlines() if line.startswith("| 001 | thrash-control"))
+    cells = [cell.strip() for cell in row.split("|")]
+    assert cells[9].startswith("**inconclusive (n=4, p=")  # r3's pair, 1.0, widens it
+    in_regime = re.search(r"\*\*out\*\*: 1 of 4 short; the 3 pairs in it: ([0-9.]+) "
+                          r"\[([0-9.]+), ([0-9.]+)\], p [0-9.e-]+, reproduced", cells[10])
+    assert in_regime, cells[10]
+    ratio, low, high = (float(v) for v in in_regime.groups())
+    assert 0.0085 < low <= ratio <= high < 0.0105  # 0.002 * (1 + r/10) / (0.2 * (1 + r/7))
+    assert ("**Out of regime: 1 of 4 runs fall short**; the seed table also judges the "
+            "pairs of the repetitions in regime, alone.") in markdown
