@@ -58,6 +58,11 @@ class Paired:
             return "reversed"
         return f"inconclusive (n={self.n})"
 
+    def judged(self, seed_ratio: float, expects_none: bool) -> str:
+        """The verdict against the seed's ratio, or against no effect where the seed
+        expects none."""
+        return self.verdict_of_no_effect() if expects_none else self.verdict(seed_ratio)
+
     def verdict_of_no_effect(self) -> str:
         """Where the seed itself expects no effect (seed 000b's idle time outside its
         window): none found when the interval holds 1 and the test does not object (or

@@ -126,15 +126,18 @@ def format_pairs(result: MetricPairs) -> str:
     lines += [name.ljust(12) + "".join(cell.rjust(width) for cell in cells) for name, cells in rows]
     for policy, pair in result.ratios.items():
         tail = f"p {_number(pair.p_value)}, {pair.n} pairs (by {pair.by})"
-        if pair.difference:  # a zero in some pair: the difference says how much
-            mean, low, high = pair.difference
-            difference = f"mean difference {_signed(mean)} [{_signed(low)}, {_signed(high)}]"
-        if pair.difference and math.isinf(pair.ratio):
+        ratio = (f"  {policy} / {result.baseline}: {_number(pair.ratio)} "
+                 f"[{_number(pair.low)}, {_number(pair.high)}], {tail}")
+        if not pair.difference:
+            lines.append(ratio)
+            continue
+        # a zero in some pair: the difference says how much
+        mean, low, high = pair.difference
+        difference = f"mean difference {_signed(mean)} [{_signed(low)}, {_signed(high)}]"
+        if math.isinf(pair.ratio):
             # the baseline counts nothing: a ratio would only repeat the difference's sign
             lines.append(f"  {policy} - {result.baseline}: {difference}, {tail}; "
                          f"no ratio, {result.baseline} is 0 in every pair")
-            continue
-        line = (f"  {policy} / {result.baseline}: {_number(pair.ratio)} "
-                f"[{_number(pair.low)}, {_number(pair.high)}], {tail}")
-        lines.append(line + (f"; {difference}" if pair.difference else ""))
+        else:
+            lines.append(f"{ratio}; {difference}")
     return "\n".join(lines)

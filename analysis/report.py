@@ -313,11 +313,9 @@ def _pairs_in_regime(row: dict, regime: dict, table: pd.DataFrame) -> str:
             policy).items() if rep not in short}
         for policy in row["policies"][:2])
     pair = paired(with_values, without_values)
-    verdict = (pair.verdict_of_no_effect() if row["expects_none"]
-               else pair.verdict(row["seed_ratio"]))
     pairs = f"{pair.n} pair{'s' if pair.n != 1 else ''}"
     return (f"the {pairs} in it: {_num(pair.ratio)} [{_num(pair.low)}, {_num(pair.high)}], "
-            f"p {_num(pair.p_value)}, {verdict}")
+            f"p {_num(pair.p_value)}, {pair.judged(row['seed_ratio'], row['expects_none'])}")
 
 
 def _num(value) -> str:

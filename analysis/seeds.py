@@ -179,8 +179,7 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
                 "p_value": p,
                 "n_pairs": pair.n, "paired_ratio": pair.ratio, "interval_low": pair.low,
                 "interval_high": pair.high, "paired_p": pair.p_value, "paired_by": pair.by,
-                "verdict": (pair.verdict_of_no_effect() if expects_none
-                            else pair.verdict(claim.seed_ratio)),
+                "verdict": pair.judged(claim.seed_ratio, expects_none),
                 "expects_none": expects_none,
                 "window": window.describe() if window else "",
                 # what the row is judged against: the seed's ratio, or 1 outside its window
