@@ -132,6 +132,11 @@ def format_pairs(result: MetricPairs) -> str:
             lines.append(ratio)
             continue
         # a zero in some pair: the difference says how much
+        paired = values[[policy, result.baseline]].dropna()
+        if not paired.to_numpy().any():
+            # nothing counted on either side: a ratio of 1 would only look like a result
+            lines.append(f"  {policy}, {result.baseline}: 0 in every pair ({pair.n} pairs)")
+            continue
         mean, low, high = pair.difference
         difference = f"mean difference {_signed(mean)} [{_signed(low)}, {_signed(high)}]"
         if math.isinf(pair.ratio):

@@ -128,3 +128,15 @@ def test_where_the_baseline_counts_nothing_the_pairs_mean_difference_is_printed(
     plain = format_pairs(metric_pairs(experiment_rows(_rows(), "iozone", None),
                                       "pass2:disk_reads", "baseline"))
     assert "mean difference" not in plain  # all positive: the log ratio says it
+
+
+def test_where_neither_side_counts_anything_no_ratio_is_printed():
+    rows = _rows()
+    pass2 = rows["phase"] == "pass2"
+    rows.loc[pass2 & rows["policy"].isin(["baseline", "off"]), "value"] = 0.0
+    text = format_pairs(metric_pairs(experiment_rows(rows, "iozone", None),
+                                     "pass2:disk_reads", "baseline"))
+    off = [line for line in text.splitlines() if line.startswith("  off")][0]
+    assert off == "  off, baseline: 0 in every pair (3 pairs)"
+    mglru = [line for line in text.splitlines() if line.startswith("  mglru")][0]
+    assert "no ratio, baseline is 0 in every pair" in mglru
