@@ -144,5 +144,8 @@ def format_pairs(result: MetricPairs) -> str:
             lines.append(f"  {policy} - {result.baseline}: {difference}, {tail}; "
                          f"no ratio, {result.baseline} is 0 in every pair")
         else:
-            lines.append(f"{ratio}; {difference}")
+            # an open interval: some resamples of the pairs drew only the baseline's zeros
+            open_above = (f"; the ratio's interval is open above: {result.baseline} is 0 "
+                          f"in some pairs" if math.isinf(pair.high) else "")
+            lines.append(f"{ratio}; {difference}{open_above}")
     return "\n".join(lines)

@@ -140,3 +140,20 @@ def test_where_neither_side_counts_anything_no_ratio_is_printed():
     assert off == "  off, baseline: 0 in every pair (3 pairs)"
     mglru = [line for line in text.splitlines() if line.startswith("  mglru")][0]
     assert "no ratio, baseline is 0 in every pair" in mglru
+
+
+def test_a_ratio_whose_interval_is_open_above_says_why():
+    rows = _rows()
+    pass2 = rows["phase"] == "pass2"
+    baseline = pass2 & (rows["policy"] == "baseline")
+    # the baseline counts nothing in two of its three pairs, a little in the third
+    rows.loc[baseline & (rows["repetition"] != 0), "value"] = 0.0
+    rows.loc[baseline & (rows["repetition"] == 0), "value"] = 10.0
+    text = format_pairs(metric_pairs(experiment_rows(rows, "iozone", None),
+                                     "pass2:disk_reads", "baseline"))
+    off = [line for line in text.splitlines() if line.startswith("  off / baseline")][0]
+    assert ", inf]" in off
+    assert off.endswith("the ratio's interval is open above: baseline is 0 in some pairs")
+    plain = format_pairs(metric_pairs(experiment_rows(_rows(), "iozone", None),
+                                      "pass2:disk_reads", "baseline"))
+    assert "open above" not in plain
