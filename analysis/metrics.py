@@ -26,6 +26,10 @@ VMSTAT = [
     (_count("pgscan_direct", "pages", "pages scanned in direct reclaim"), ("pgscan_direct",)),
     (_count("pgsteal_kswapd", "pages", "pages reclaimed by kswapd"), ("pgsteal_kswapd",)),
     (_count("pgsteal_direct", "pages", "pages reclaimed in direct reclaim"), ("pgsteal_direct",)),
+    # The same reclaim by kind of page: what a policy takes from programs' memory and
+    # what from the page cache.
+    (_count("pgsteal_anon", "pages", "anonymous pages reclaimed"), ("pgsteal_anon",)),
+    (_count("pgsteal_file", "pages", "file pages reclaimed"), ("pgsteal_file",)),
     (_count("allocstall", "stalls", "allocation stalls (direct reclaim entered)"),
      ("allocstall_dma", "allocstall_dma32", "allocstall_normal", "allocstall_movable")),
     (_count("pglazyfree", "pages", "pages marked lazy-free"), ("pglazyfree",)),
@@ -40,6 +44,14 @@ VMSTAT_LEVELS = [
     (MetricSpec("swapcache_end", "pages", "gauge", "none",
                 "pages in the swap cache at the phase's end (written to swap, still in memory)"),
      "nr_swapcached"),
+]
+# Per phase: the table's name and the /proc/vmstat levels summed at the phase's start.
+VMSTAT_START_LEVELS = [
+    # What reclaim could take from programs when the phase began (a perturbation's held
+    # memory among it), to set beside the phase's pgsteal_anon.
+    (MetricSpec("anon_start", "pages", "gauge", "none",
+                "anonymous pages on the LRU lists at the phase's start"),
+     ("nr_inactive_anon", "nr_active_anon")),
 ]
 PHASE_SECONDS = MetricSpec("phase_s", "s", "time", "lower",
                            "the phase's duration on the guest clock (simulated on gem5)")

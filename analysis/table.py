@@ -17,7 +17,7 @@ import pandas as pd
 from analysis.gem5stats import StatsError, select_values
 from analysis.metrics import (BLOCK_WEIGHTS, CLOCK_KEY, CLOCK_PERIOD, GEM5, GUEST_MEMORY, IPC,
                               PHASE_SECONDS, QUIET, RECLAIM_EFFICIENCY, TICKS_PER_SECOND,
-                              VMSTAT, VMSTAT_LEVELS)
+                              VMSTAT, VMSTAT_LEVELS, VMSTAT_START_LEVELS)
 from analysis.records import phase_vmstat_deltas, read_events, workload_metrics
 from reclaimstudy.errors import StudyError
 from reclaimstudy.gem5_stats import partial_blocks, phase_groups
@@ -51,6 +51,9 @@ def vmstat_rows(events: list[dict]) -> list[dict]:
             rows.append(row(PHASE_SECONDS, "vmstat", start["name"], end["t"] - start["t"]))
             rows += [row(spec, "vmstat", start["name"], end["vmstat"][name])
                      for spec, name in VMSTAT_LEVELS if name in end["vmstat"]]
+            rows += [row(spec, "vmstat", start["name"], sum(start["vmstat"][n] for n in names))
+                     for spec, names in VMSTAT_START_LEVELS
+                     if all(n in start.get("vmstat", {}) for n in names)]
     for phase, delta in phase_vmstat_deltas(events, counters).items():
         for spec, names in VMSTAT:
             rows.append(row(spec, "vmstat", phase, sum(delta[c] for c in names)))

@@ -222,6 +222,28 @@ def test_each_phase_counts_the_pages_moved_each_way_between_the_lists(report):
     assert marks[2]["pgdeactivate"] > marks[1]["pgdeactivate"]  # the fixture's access deactivates
 
 
+def test_each_phase_splits_reclaim_by_kind_and_counts_the_anonymous_memory_at_its_start(report):
+    import pandas as pd
+    table = pd.read_parquet(report["table"][1])
+    [run_dir] = (RUNS / "smoke").glob("thrash-baseline-*r0*")
+    marks = [e["vmstat"] for e in read_events(run_dir)
+             if e.get("event") in ("phase", "phases_done")]
+    rows = table[table["run_id"] == run_dir.name]
+    for counter in ("pgsteal_anon", "pgsteal_file"):
+        got = rows[rows["metric"] == counter]
+        assert dict(zip(got["phase"], got["value"])) == {
+            "fill": marks[1][counter] - marks[0][counter],
+            "access": marks[2][counter] - marks[1][counter]}
+    start = rows[rows["metric"] == "anon_start"]
+    assert dict(zip(start["phase"], start["value"])) == {
+        phase: mark["nr_inactive_anon"] + mark["nr_active_anon"]
+        for phase, mark in zip(("fill", "access"), marks)}
+    # the fixture's fill swaps programs' memory out, and the two kinds add up to the whole
+    fill = rows[rows["phase"] == "fill"].set_index("metric")["value"]
+    assert fill["pgsteal_anon"] > 0
+    assert fill["pgsteal_anon"] + fill["pgsteal_file"] == fill["pgsteal_kswapd"] + fill["pgsteal_direct"]
+
+
 def test_runs_the_study_no_longer_asks_for_are_set_aside(tmp_path):
     study = tmp_path / "smoke"
     shutil.copytree(RUNS / "smoke", study)
