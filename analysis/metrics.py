@@ -62,6 +62,17 @@ RECLAIM_EFFICIENCY = MetricSpec("reclaim_efficiency", "ratio", "ratio", "higher"
 # alone can check regimes.
 GUEST_MEMORY = MetricSpec("memtotal_mib", "MiB", "gauge", "none",
                           "the guest kernel's MemTotal at the job's start")
+# What the repetition's perturbation did before the job (workloads/tools/perturb.c), so
+# a published table alone can say how much a policy's reclaim took of it: its record's
+# field -> the table's declaration.
+PERTURBATION = {
+    "delay_ms": MetricSpec("perturb_delay_ms", "ms", "gauge", "none",
+                           "how long the perturbation waited before the job"),
+    "file_kib": MetricSpec("perturb_file_kib", "KiB", "gauge", "none",
+                           "what the perturbation read from disk into the page cache"),
+    "anon_kib": MetricSpec("perturb_anon_kib", "KiB", "gauge", "none",
+                           "anonymous memory the perturbation held, touched once, all the job long"),
+}
 
 # gem5 statistics per phase: (declaration, key pattern, how matches combine).
 GEM5 = [

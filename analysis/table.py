@@ -2,9 +2,9 @@
 
 Three sources per run: the workload's own metrics (workloads/<name>/parse.py), the
 guest's /proc/vmstat between phase marks, and on gem5 the hardware statistics of
-each phase's stats.txt block (block i is phase i); and one fact of the guest (its
-memory, source "guest"). Only published runs (run.json present) are read; a
-half-written run never is.
+each phase's stats.txt block (block i is phase i); and facts of the guest (its memory
+and what the repetition's perturbation did, source "guest"). Only published runs
+(run.json present) are read; a half-written run never is.
 """
 
 import functools
@@ -16,8 +16,8 @@ import pandas as pd
 
 from analysis.gem5stats import StatsError, select_values
 from analysis.metrics import (BLOCK_WEIGHTS, CLOCK_KEY, CLOCK_PERIOD, GEM5, GUEST_MEMORY, IPC,
-                              PHASE_SECONDS, QUIET, RECLAIM_EFFICIENCY, TICKS_PER_SECOND,
-                              VMSTAT, VMSTAT_LEVELS, VMSTAT_START_LEVELS)
+                              PERTURBATION, PHASE_SECONDS, QUIET, RECLAIM_EFFICIENCY,
+                              TICKS_PER_SECOND, VMSTAT, VMSTAT_LEVELS, VMSTAT_START_LEVELS)
 from analysis.records import phase_vmstat_deltas, read_events, workload_metrics
 from reclaimstudy.errors import StudyError
 from reclaimstudy.gem5_stats import partial_blocks, phase_groups
@@ -61,6 +61,20 @@ def vmstat_rows(events: list[dict]) -> list[dict]:
         if scanned:
             rows.append(row(RECLAIM_EFFICIENCY, "vmstat", phase,
                             (delta["pgsteal_kswapd"] + delta["pgsteal_direct"]) / scanned))
+    return rows
+
+
+def guest_rows(events: list[dict]) -> list[dict]:
+    """Facts of the guest, not results: its memory, and what the repetition's
+    perturbation did (nothing where it did nothing: seed 0, or a run from before it)."""
+    rows = []
+    start = next((e for e in events if e.get("event") == "job_start" and "memtotal_kib" in e),
+                 None)
+    if start is not None:
+        rows.append(row(GUEST_MEMORY, "guest", None, start["memtotal_kib"] / 1024))
+    perturbation = next((e for e in events if e.get("kind") == "perturb"), {})
+    rows += [row(spec, "guest", None, perturbation[field])
+             for field, spec in PERTURBATION.items() if field in perturbation]
     return rows
 
 
@@ -164,10 +178,7 @@ def run_rows(run: PublishedRun) -> list[dict]:
     rows = [row(workload.metric(m.metric), "workload", m.phase, m.value, m.index)
             for m in workload_metrics(record["workload_name"], events)]
     rows += vmstat_rows(events)
-    start = next((e for e in events if e.get("event") == "job_start" and "memtotal_kib" in e),
-                 None)
-    if start is not None:
-        rows.append(row(GUEST_MEMORY, "guest", None, start["memtotal_kib"] / 1024))
+    rows += guest_rows(events)
     try:
         rows += gem5_rows(run_dir, [e["name"] for e in events if e.get("event") == "phase"])
     except StatsError as error:

@@ -14,7 +14,7 @@ import pytest
 
 from analysis.records import read_events
 from analysis.report import build_report
-from analysis.table import build_table
+from analysis.table import build_table, guest_rows
 from reclaimstudy.errors import StudyError
 from reclaimstudy.record import PublishedRun
 from reclaimstudy.studies import load_study
@@ -242,6 +242,19 @@ def test_each_phase_splits_reclaim_by_kind_and_counts_the_anonymous_memory_at_it
     fill = rows[rows["phase"] == "fill"].set_index("metric")["value"]
     assert fill["pgsteal_anon"] > 0
     assert fill["pgsteal_anon"] + fill["pgsteal_file"] == fill["pgsteal_kswapd"] + fill["pgsteal_direct"]
+
+
+def test_the_guest_rows_say_what_the_repetitions_perturbation_did():
+    start = {"event": "job_start", "memtotal_kib": 52004}
+    did = {"event": "record", "kind": "perturb", "seed": 5, "delay_ms": 12.5,
+           "file_kib": 772, "anon_kib": 240}
+    rows = {r["metric"]: (r["source"], r["value"]) for r in guest_rows([start, did])}
+    assert rows == {"memtotal_mib": ("guest", 52004 / 1024), "perturb_delay_ms": ("guest", 12.5),
+                    "perturb_file_kib": ("guest", 772.0), "perturb_anon_kib": ("guest", 240.0)}
+    # seed 0 perturbs nothing, and a run from before the perturbation has no record: no rows
+    nothing = {"event": "record", "kind": "perturb", "seed": 0}
+    for events in ([start, nothing], [start]):
+        assert [r["metric"] for r in guest_rows(events)] == ["memtotal_mib"]
 
 
 def test_runs_the_study_no_longer_asks_for_are_set_aside(tmp_path):
