@@ -1,59 +1,61 @@
 # For `study run --workload make-grep --job-extra analysis/traces/make-grep-evictions.sh`:
-# counts the page cache's pages added (read from disk) and deleted (evicted, or the
-# make's objects overwritten) by file group: the make's sources and headers (src/), the
-# grep's tree (scan/), the compiler (cc1), and all files. Counts only, as
-# swap-write-requests.sh does: one tracefs instance per class with a filtered event, its
-# entries and overruns counting every event, so a small buffer loses none. Printed at
-# the job's end as "TRACE-COUNT: class n".
-# Question it answers: which files does MGLRU (or the classic LRU without use-once) read
-# back that the classic LRU with use-once keeps? The first reads of a group are the same
-# under every policy of a repetition, so a difference in a group's adds is its re-reads.
+# traces the page cache's pages added (read from disk) and deleted (evicted, or the
+# make's objects overwritten) for the make's files: its units, its headers and the
+# compiler, and at the job's end counts per group the pages added, the distinct pages
+# among them (so the adds beyond those are re-reads of pages evicted during the job) and
+# the pages deleted. Printed as "TRACE-COUNT: group what n".
+# Question it answers: which of the make's files does MGLRU (or the classic LRU without
+# use-once) read back that the classic LRU with use-once keeps?
+# Memory: the top-level buffer only, 1 MiB (its events exist from boot). On 6.1 each
+# tracefs instance costs ~2.4 MiB of slab for its copy of the events tree: nine took a
+# quarter of a 96 MiB guest's free memory (the swap-write trace before it was rewritten).
 T=/sys/kernel/tracing
 mount -t tracefs tracefs $T 2>/dev/null
+echo 1024 > $T/buffer_size_kb
 D=/usr/share/reclaim/data/make-grep
-# A group is an inode range (the image writes each tree's files in one go); the range is
-# checked to hold no other regular file of the data folder.
+# A group is an inode range (make-data writes each folder's files in one go), checked to
+# hold no other regular file of the data folder.
 range() {
   find "$1" -type f -printf '%i\n' | sort -n | sed -n '1p;$p' | tr '\n' ' '
 }
-set -- $(range $D/src); src_lo=$1; src_hi=$2
-set -- $(range $D/scan); scan_lo=$1; scan_hi=$2
+set -- $(range $D/src/units); units_lo=$1; units_hi=$2
+set -- $(range $D/src/include); headers_lo=$1; headers_hi=$2
 cc1=$(stat -c %i $D/cc1)
-echo "TRACE: src $src_lo-$src_hi ($(find $D/src -type f | wc -l) files)" \
-  "scan $scan_lo-$scan_hi ($(find $D/scan -type f | wc -l) files) cc1 $cc1"
-find $D -type f -printf '%i %p\n' | awk -v a=$src_lo -v b=$src_hi -v c=$scan_lo -v d=$scan_hi \
-  '($1>=a && $1<=b && index($2,"/src/")==0) || ($1>=c && $1<=d && index($2,"/scan/")==0) \
-   {print "TRACE: range holds another file: " $0}'
-set -- \
-  "src-add add_to_page_cache" "i_ino >= $src_lo && i_ino <= $src_hi" \
-  "src-del delete_from_page_cache" "i_ino >= $src_lo && i_ino <= $src_hi" \
-  "scan-add add_to_page_cache" "i_ino >= $scan_lo && i_ino <= $scan_hi" \
-  "scan-del delete_from_page_cache" "i_ino >= $scan_lo && i_ino <= $scan_hi" \
-  "cc1-add add_to_page_cache" "i_ino == $cc1" \
-  "cc1-del delete_from_page_cache" "i_ino == $cc1" \
-  "all-add add_to_page_cache" "" \
-  "all-del delete_from_page_cache" ""
-TRACE_CLASSES=
-while [ $# -ge 2 ]; do
-  name=${1% *}; event=mm_filemap_${1#* }; filter=$2; shift 2
-  mkdir -p $T/instances/$name
-  # 8 KiB a CPU: the counts live in the stats, not the buffer (a 64 MiB system)
-  echo 8 > $T/instances/$name/buffer_size_kb
-  if [ -n "$filter" ]; then
-    echo "$filter" > $T/instances/$name/events/filemap/$event/filter || echo "TRACE: bad filter $name"
-  fi
-  echo 1 > $T/instances/$name/events/filemap/$event/enable
-  TRACE_CLASSES="$TRACE_CLASSES $name"
+echo "TRACE: units $units_lo-$units_hi headers $headers_lo-$headers_hi cc1 $cc1"
+find $D -type f -printf '%i %p\n' | awk -v a=$units_lo -v b=$units_hi -v c=$headers_lo \
+  -v d=$headers_hi '($1>=a && $1<=b && index($2,"/src/units/")==0) ||
+                    ($1>=c && $1<=d && index($2,"/src/include/")==0) {print "TRACE: range holds another file: " $0}'
+filter="(i_ino >= $units_lo && i_ino <= $units_hi) || (i_ino >= $headers_lo && i_ino <= $headers_hi) || i_ino == $cc1"
+for event in add_to_page_cache delete_from_page_cache; do
+  echo "$filter" > $T/events/filemap/mm_filemap_$event/filter || echo "TRACE: bad filter $event"
+  echo 1 > $T/events/filemap/mm_filemap_$event/enable
 done
-echo "TRACE: counting$TRACE_CLASSES"
-# runjob ends with `guestctl done`: print the counts first.
+echo 1 > $T/tracing_on
+# runjob ends with `guestctl done`: count first (after the job, so its time is not the
+# job's), saying how many events the buffer lost (none, or the counts are short).
 guestctl() {
   if [ "$1" = done ]; then
-    for name in $TRACE_CLASSES; do
-      stats=$T/instances/$name/per_cpu/cpu0/stats
-      entries=$(sed -n 's/^entries: //p' $stats); overrun=$(sed -n 's/^overrun: //p' $stats)
-      echo "TRACE-COUNT: $name $((entries + overrun))"
-    done
+    echo 0 > $T/tracing_on
+    echo "TRACE: overrun $(sed -n 's/^overrun: //p' $T/per_cpu/cpu0/stats)"
+    grep -v '^#' $T/trace | awk -v a=$units_lo -v b=$units_hi -v c=$headers_lo \
+      -v d=$headers_hi -v e=$cc1 '
+      { ino = ""; idx = ""
+        for (i = 1; i <= NF; i++) {
+          if ($i == "ino") { ino = $(i + 1) }
+          if ($i ~ /^ofs=/) { idx = substr($i, 5) }
+        }
+        # 6.1 prints "ino <hex>" and the byte offset of the page, "ofs=<decimal>"
+        n = 0; s = tolower(ino)
+        for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+        g = (n >= a && n <= b) ? "units" : (n >= c && n <= d) ? "headers" : (n == e) ? "cc1" : "other"
+        if ($0 ~ /mm_filemap_add_to_page_cache/) {
+          add[g]++; key = n ":" idx; if (!(key in seen)) { seen[key] = 1; distinct[g]++ }
+        } else if ($0 ~ /mm_filemap_delete_from_page_cache/) { del[g]++ }
+      }
+      END { split("units headers cc1 other", gs, " ")
+            for (j = 1; j <= 4; j++) { g = gs[j]
+              printf "TRACE-COUNT: %s added %d\nTRACE-COUNT: %s distinct %d\nTRACE-COUNT: %s deleted %d\n",
+                     g, add[g], g, distinct[g], g, del[g] } }'
   fi
   command guestctl "$@"
 }
