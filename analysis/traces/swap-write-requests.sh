@@ -1,23 +1,27 @@
 # For `study run --workload thrash --job-extra analysis/traces/swap-write-requests.sh`:
 # counts the block layer's write requests by who queued them (kswapd0, or any other task:
-# the program in direct reclaim) and by size (one page, or more: merged), and the pages
-# in each writer's requests. Traces block_rq_insert (writes only) in the top-level
-# buffer and counts at the job's end, after it; printed as "TRACE-COUNT: class n".
+# the program in direct reclaim) and by size (one page, or more: merged), and the write
+# commands the disk was given, by size, with their pages. Traces block_rq_insert and
+# block_rq_issue (writes only) in the top-level buffer and counts at the job's end, after
+# it; printed as "TRACE-COUNT: class n". A request can grow after it is queued (a later
+# bio merged into it), so only the issued commands' pages add up to all that was written.
 # Question it answers: do the classic LRU's slow fills write one page a command because
 # kswapd and direct reclaim interleave their swap writes (thrash's findings, untraced)?
-# Memory: the top-level buffer only, 1 MiB (~14,000 requests; its events exist from
-# boot). This trace first used one tracefs instance per class: on 6.1 each instance
-# costs ~2.4 MiB of slab (its copy of the events tree), and nine took ~21 MiB, a quarter
-# of a 96 MiB guest's free memory.
+# Memory: the top-level buffer only, 2 MiB (~30,000 events; its events exist from boot).
+# This trace first used one tracefs instance per class: on 6.1 each instance costs ~2.4
+# MiB of slab (its copy of the events tree), and nine took ~21 MiB, a quarter of a 96 MiB
+# guest's free memory.
 T=/sys/kernel/tracing
 mount -t tracefs tracefs $T 2>/dev/null
-echo 1024 > $T/buffer_size_kb
+echo 2048 > $T/buffer_size_kb
 # rq_insert's task is the one whose plug was flushed (the submitter); its nr_sector is
-# the request after the plug's merges.
-echo 'rwbs ~ "W*"' > $T/events/block/block_rq_insert/filter || echo "TRACE: bad filter"
-echo 1 > $T/events/block/block_rq_insert/enable
+# the request after the plug's merges. rq_issue's task is whoever dispatched: size only.
+for event in block_rq_insert block_rq_issue; do
+  echo 'rwbs ~ "W*"' > $T/events/block/$event/filter || echo "TRACE: bad filter $event"
+  echo 1 > $T/events/block/$event/enable
+done
 echo 1 > $T/tracing_on
-echo "TRACE: counting block_rq_insert writes"
+echo "TRACE: counting block_rq_insert and block_rq_issue writes"
 # runjob ends with `guestctl done`: count first, saying how many events the buffer lost
 # (none, or the counts are short).
 guestctl() {
@@ -27,13 +31,16 @@ guestctl() {
     # 6.1: "... block_rq_insert: 8,0 W 4096 () 123456 + 8 [kswapd0]"
     grep -v '^#' $T/trace | awk '
       { for (i = 1; i <= NF; i++) if ($i == "+") sectors = $(i + 1)
-        who = ($NF == "[kswapd0]") ? "kswapd" : "other"
         size = (sectors == 8) ? "1page" : "more"
-        n["insert-" who "-" size]++; pages["pages-" who] += sectors / 8 }
-      END { split("insert-kswapd-1page insert-kswapd-more insert-other-1page insert-other-more", cs, " ")
-            for (j = 1; j <= 4; j++) printf "TRACE-COUNT: %s %d\n", cs[j], n[cs[j]]
-            printf "TRACE-COUNT: pages-kswapd %d\nTRACE-COUNT: pages-other %d\n",
-                   pages["pages-kswapd"], pages["pages-other"] }'
+        if ($0 ~ /block_rq_insert:/) {
+          who = ($NF == "[kswapd0]") ? "kswapd" : "other"; n["insert-" who "-" size]++
+        } else if ($0 ~ /block_rq_issue:/) {
+          n["issue-" size]++; issued += sectors / 8; if (sectors > 64) over64++
+        } }
+      END { split("insert-kswapd-1page insert-kswapd-more insert-other-1page insert-other-more issue-1page issue-more", cs, " ")
+            for (j = 1; j <= 6; j++) printf "TRACE-COUNT: %s %d\n", cs[j], n[cs[j]]
+            printf "TRACE-COUNT: issue-sectors-over-64 %d\nTRACE-COUNT: issue-pages %d\n",
+                   over64, issued }'
   fi
   command guestctl "$@"
 }
