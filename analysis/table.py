@@ -53,7 +53,7 @@ def vmstat_rows(events: list[dict]) -> list[dict]:
                      for spec, name in VMSTAT_LEVELS if name in end["vmstat"]]
             rows += [row(spec, "vmstat", start["name"], sum(start["vmstat"][n] for n in names))
                      for spec, names in VMSTAT_START_LEVELS
-                     if all(n in start.get("vmstat", {}) for n in names)]
+                     if all(n in start["vmstat"] for n in names)]
     for phase, delta in phase_vmstat_deltas(events, counters).items():
         for spec, names in VMSTAT:
             rows.append(row(spec, "vmstat", phase, sum(delta[c] for c in names)))
