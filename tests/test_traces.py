@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from analysis import trace_counts
 from analysis.records import phase_vmstat_deltas, read_events
 from reclaimstudy.policies import get_policy
 from reclaimstudy.runs import RunSpec
@@ -29,7 +30,7 @@ def _traced_run(tmp_path, workload_name, params, trace):
     counts = {name: int(n) for name, n in re.findall(r"TRACE-COUNT: (\S+(?: \S+)?) (\d+)$",
                                                      console, re.M)}
     assert re.findall(r"TRACE: overrun (\d+)", console) == ["0"]
-    return counts, events
+    return counts, events, console
 
 
 def _job_delta(events, counter):
@@ -38,7 +39,7 @@ def _job_delta(events, counter):
 
 @pytest.mark.slow
 def test_the_make_grep_trace_counts_the_makes_files_read_and_read_again(tmp_path):
-    counts, events = _traced_run(tmp_path, "make-grep", {}, "make-grep-evictions.sh")
+    counts, events, _ = _traced_run(tmp_path, "make-grep", {}, "make-grep-evictions.sh")
     make = next(e for e in events if e.get("kind") == "make")
     # the filter holds the make's files alone, and each group is read
     assert counts["other added"] == counts["other deleted"] == 0
@@ -54,7 +55,8 @@ def test_the_make_grep_trace_counts_the_makes_files_read_and_read_again(tmp_path
 
 @pytest.mark.slow
 def test_the_swap_write_trace_counts_every_page_written_to_swap(tmp_path):
-    counts, events = _traced_run(tmp_path, "thrash", {"rounds": 1}, "swap-write-requests.sh")
+    counts, events, console = _traced_run(tmp_path, "thrash", {"rounds": 1},
+                                          "swap-write-requests.sh")
     queued = sum(counts[f"insert-{who}-{size}"] for who in ("kswapd", "other")
                  for size in ("1page", "more"))
     issued = counts["issue-1page"] + counts["issue-more"]
@@ -63,3 +65,8 @@ def test_the_swap_write_trace_counts_every_page_written_to_swap(tmp_path):
     assert counts["issue-pages"] >= issued  # a command holds a page at least
     # every page swapped out went to the disk in some write command (and file writes too)
     assert counts["issue-pages"] >= _job_delta(events, "pswpout") > 0
+    # the 10-ms slices add up to the job's counts, and the fill, which swaps, has writes
+    phases = trace_counts.by_phase(console)
+    for name, total in counts.items():
+        assert sum(phases[p].get(name, 0) for p in phases if p != "boundary") == total, name
+    assert phases["fill"]["issue-pages"] > 0
