@@ -17,10 +17,12 @@ from reclaimstudy.console import parse_console
 from reclaimstudy.errors import StudyError
 
 SLICE_S = 0.01
-TOTAL = re.compile(r"^TRACE-COUNT: (\S+) (\d+)$", re.M)
+# a class is one word, or two (make-grep-evictions.sh: "units added")
+TOTAL = re.compile(r"^TRACE-COUNT: (\S+(?: \S+)?) (\d+)$", re.M)
 
 
 def totals(console: str) -> dict[str, int]:
+    """The job's counts: "TRACE-COUNT: class n" lines, from any counting trace."""
     return {name: int(n) for name, n in TOTAL.findall(console)}
 
 

@@ -27,8 +27,7 @@ def _traced_run(tmp_path, workload_name, params, trace):
     run_dir = tmp_path / "test-trace" / record["run_id"]
     console = (run_dir / "console.log").read_text()
     events = read_events(run_dir)
-    counts = {name: int(n) for name, n in re.findall(r"TRACE-COUNT: (\S+(?: \S+)?) (\d+)$",
-                                                     console, re.M)}
+    counts = trace_counts.totals(console)
     assert re.findall(r"TRACE: overrun (\d+)", console) == ["0"]
     return counts, events, console
 
