@@ -32,9 +32,7 @@ class Trace:
 def read(console: str) -> Trace:
     """A console's trace lines, and its phase marks as the run's own parser reads them."""
     trace = Trace()
-    events = parse_console(console)
-    trace.phases = [(event["t"], event.get("name") or "end")
-                    for event in events.of("phase") + events.of("phases_done")]
+    trace.phases = parse_console(console).phase_marks()
     for line in console.splitlines():
         if line.startswith("TRACE-MAPS: "):
             parts = line.split()
@@ -64,7 +62,7 @@ def region(trace: Trace, address: int) -> str:
 
 
 def phase_at(trace: Trace, t: float) -> str:
-    name = "start-up"
+    name = "before"
     for start, phase in trace.phases:
         if t >= start:
             name = phase

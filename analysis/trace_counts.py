@@ -47,9 +47,7 @@ def slices(console: str) -> list[tuple[float, dict[str, int]]]:
 def by_phase(console: str) -> dict[str, dict[str, int]]:
     """The slices summed per phase ("before" the first mark, the phases by name, "after"
     the last), and "boundary": the slices that hold a phase's start."""
-    events = parse_console(console)
-    marks = [(event["t"], event.get("name") or "after")
-             for event in events.of("phase") + events.of("phases_done")]
+    marks = parse_console(console).phase_marks()
     if not marks:
         raise StudyError("no phase marks in the console: cannot split the trace by phase")
     starts = [t for t, _ in marks]

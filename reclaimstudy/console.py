@@ -35,6 +35,11 @@ class ConsoleResult:
     def phases(self) -> list[dict]:
         return self.of("phase")
 
+    def phase_marks(self) -> list[tuple[float, str]]:
+        """(t, name) of each phase's start, and (t, "after") where the last one ended."""
+        return [(event["t"], event.get("name") or "after")
+                for event in self.of("phase") + self.of("phases_done")]
+
     @property
     def records(self) -> list[dict]:
         return self.of("record")

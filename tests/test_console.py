@@ -18,6 +18,7 @@ def test_a_good_run_yields_policy_phases_records_and_ok():
     assert all("pgmajfault" in p["vmstat"] for p in result.phases)
     assert [r["kind"] for r in result.records] == ["read", "anon"]
     assert result.of("job_end") == [{"event": "job_end", "status": 0}]
+    assert result.phase_marks() == [(2.017298, "read"), (2.359934, "anon"), (2.844438, "after")]
 
 
 @pytest.mark.parametrize("log, reason", [

@@ -82,7 +82,7 @@ def test_the_trace_runs_in_the_guest_and_splits_the_programs_start_up(tmp_path):
     assert sorted(trace.files.values()) == ["dat", "exe"]
     # Starting, the program runs all its code, reads all its data file and dirties its
     # heap: faults in each region, and its own reads of both files.
-    start = fault_trace.summary(trace)["start-up"]
+    start = fault_trace.summary(trace)["before"]
     for where in ("code", "data file", "heap"):
         assert start[f"{where} faults"] > 0, where
     assert start["code major"] > 0 and start["exe read"] > 0 and start["dat read"] > 0
