@@ -76,6 +76,7 @@ def cmd_run(args) -> int:
     from reclaimstudy import runs
     from reclaimstudy.backends import get_backend
     from reclaimstudy.policies import get_policy
+    from reclaimstudy.record import read_run
     from reclaimstudy.systems import get_system
     from reclaimstudy.workloads import get_workload
 
@@ -86,6 +87,13 @@ def cmd_run(args) -> int:
         workload=workload, arguments=workload.arguments(parse_params(args.param)),
         repetition=args.repetition, backend=args.backend,
         checkpoint_every_s=args.checkpoint_every, job_extra=_job_extra(args.job_extra))
+    # A finished run is not redone by accident: redoing it would replace its directory
+    # (and a gem5 run can take hours).
+    done = runs.study_dir(spec.study, args.results) / runs.run_id(spec, backend.identity(spec))
+    earlier = read_run(done)
+    if earlier is not None and earlier.ok and earlier.current_schema and not args.again:
+        console.print(f"run {done.name}: already done -> {done} (--again to run it again)")
+        return 0
     record = runs.execute(spec, backend, results=args.results, timeout_s=args.timeout)
     where = runs.study_dir(spec.study, args.results) / record["run_id"]
     if record["status"] == "ok":
@@ -327,6 +335,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="shell lines the guest runs before the workload, e.g. "
                         "analysis/traces/hot-stream-faults.sh to trace a program's faults "
                         "(part of the run's identity; ad hoc runs only)")
+    p.add_argument("--again", action="store_true",
+                   help="run it even if this exact run is already done (its directory is "
+                        "replaced); without it a finished run is only named")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("sweep", help="run every point of a study, in parallel and resumably, "
