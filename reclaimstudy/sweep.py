@@ -226,7 +226,8 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
     runs.require_results_writable(study_path)
     removed = clean_partials(study_path)
     if removed:
-        console.print(f"sweep: threw away {removed} half-written run(s) of an interrupted sweep")
+        console.print(f"sweep: cleared {removed} half-written run folder(s) of an interrupted "
+                      "sweep (a gem5 run saved in segments resumes from its last one)")
 
     # Run ids come from the inputs alone; a system's kernel, image and boot checkpoint
     # are built when its first pending run starts (SystemPreparer).
