@@ -88,14 +88,15 @@ def cmd_run(args) -> int:
         repetition=args.repetition, backend=args.backend,
         checkpoint_every_s=args.checkpoint_every, job_extra=_job_extra(args.job_extra))
     # A finished run is not redone by accident: redoing it would replace its directory
-    # (and a gem5 run can take hours).
-    done = runs.study_dir(spec.study, args.results) / runs.run_id(spec, backend.identity(spec))
+    # (and a gem5 run can take hours). "Finished" as a sweep judges it: published, ok.
+    study_path = runs.study_dir(spec.study, args.results)
+    done = study_path / runs.run_id(spec, backend.identity(spec))
     earlier = read_run(done)
-    if earlier is not None and earlier.ok and earlier.current_schema and not args.again:
+    if earlier and earlier.ok and not args.again:
         console.print(f"run {done.name}: already done -> {done} (--again to run it again)")
         return 0
     record = runs.execute(spec, backend, results=args.results, timeout_s=args.timeout)
-    where = runs.study_dir(spec.study, args.results) / record["run_id"]
+    where = study_path / record["run_id"]
     if record["status"] == "ok":
         console.print(f"run {record['run_id']}: ok in {record['wall_seconds']:.0f} s -> {where}")
         return 0
