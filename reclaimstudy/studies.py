@@ -43,33 +43,38 @@ class Study:
     # Patterns (fnmatch) over "experiment/policy/system/rN": only the runs they match
     # (sweep --only); empty: every run.
     only: tuple[str, ...] = ()
+    # The study file's own `order`: patterns like `only`'s, but every run is made; those
+    # they name first, in the order of the first pattern each matches. So a sweep of the
+    # bare study name, on any machine, goes on in the order its authors chose.
+    order: tuple[str, ...] = ()
 
     def select(self, patterns: list[str]) -> "Study":
         """This study narrowed to the runs some pattern matches; a pattern that matches
         none is an error naming what the labels look like."""
+        self.check_patterns("--only", patterns)
+        return replace(self, only=tuple(patterns))
+
+    def check_patterns(self, what: str, patterns) -> None:
         labels = [_only_label(e, spec) for e, spec in self.all_runs("any")]
         for pattern in patterns:
             if not fnmatch.filter(labels, pattern):
-                raise StudyError(f"--only {pattern!r} matches no run of study {self.name}; "
+                raise StudyError(f"{what} {pattern!r} matches no run of study {self.name}; "
                                  f"runs are named experiment/policy/system/rN, e.g. {labels[0]}")
-        return replace(self, only=tuple(patterns))
 
     def runs(self, backend: str) -> list[tuple[Experiment, RunSpec]]:
         """The runs to make: every run of the study, or those `only` selects, in the
         order of the first pattern each matches (so one sweep can put some runs first
-        without a second sweep waiting on the first's last run), else the study's order."""
+        without a second sweep waiting on the first's last run); without `only`, every
+        run in the study's `order`, the runs it does not name last; else the study's order."""
         out = self.all_runs(backend)
-        if self.only:
-            ranked = [(self._first_pattern(e, spec), (e, spec)) for e, spec in out]
+        patterns = self.only or self.order
+        if patterns:
+            unnamed = None if self.only else len(patterns)
+            ranked = [(_first_pattern(patterns, e, spec, unnamed), (e, spec)) for e, spec in out]
             # sorted() is stable: within a pattern, runs keep the study's order
             out = [run for rank, run in sorted((r for r in ranked if r[0] is not None),
                                                key=lambda r: r[0])]
         return out
-
-    def _first_pattern(self, experiment: Experiment, spec: RunSpec) -> int | None:
-        """The index of the first `only` pattern naming this run, None if none does."""
-        label = _only_label(experiment, spec)
-        return next((n for n, p in enumerate(self.only) if fnmatch.fnmatchcase(label, p)), None)
 
     def all_runs(self, backend: str) -> list[tuple[Experiment, RunSpec]]:
         """Every run of the study, experiment by experiment, repetition by repetition.
@@ -114,6 +119,12 @@ class Study:
         return "; ".join(parts)
 
 
+def _first_pattern(patterns, experiment: Experiment, spec: RunSpec, unnamed: int | None):
+    """The index of the first pattern naming this run; `unnamed` if none does."""
+    label = _only_label(experiment, spec)
+    return next((n for n, p in enumerate(patterns) if fnmatch.fnmatchcase(label, p)), unnamed)
+
+
 def _only_label(experiment: Experiment, spec: RunSpec) -> str:
     return replace(spec, experiment=experiment.name).point()
 
@@ -137,7 +148,7 @@ def _repetitions(where: str, value) -> int:
 def parse_study(name: str, table: dict, path: Path) -> Study:
     where = str(path)
     check_keys(where, table, {"description", "baseline", "repetitions", "systems", "policies",
-                              "experiment", "checkpoint_every_s"},
+                              "experiment", "checkpoint_every_s", "order"},
                {"description", "baseline", "experiment"})
     policies, systems = list(load_policies()), system_names()
     workloads = [d.name for d in workload_dirs()]
@@ -176,8 +187,14 @@ def parse_study(name: str, table: dict, path: Path) -> Study:
                                       exp_policies, exp_systems, params, own))
     if not experiments:
         raise StudyError(f"{where}: no [[experiment]]")
-    return Study(name, table["description"], baseline, repetitions, tuple(experiments), path,
-                 float(every) if every is not None else None)
+    study = Study(name, table["description"], baseline, repetitions, tuple(experiments), path,
+                  float(every) if every is not None else None)
+    order = table.get("order", [])
+    if not isinstance(order, list) or not all(isinstance(p, str) and p for p in order):
+        raise StudyError(f"{where}: order = {order!r}; allowed: a list of run patterns "
+                         f"(experiment/policy/system/rN, shell wildcards), as --only takes")
+    study.check_patterns(f"{where}: order pattern", order)
+    return replace(study, order=tuple(order))
 
 
 def study_names() -> list[str]:

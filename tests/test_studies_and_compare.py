@@ -285,6 +285,40 @@ def test_only_runs_go_in_the_order_of_the_first_pattern_they_match():
         + [("ebizzy", "mglru", 1)])  # a run two patterns name comes once, at its first
 
 
+def test_a_study_file_order_puts_its_runs_first_and_keeps_every_run(tmp_path):
+    other = GOOD_EXPERIMENT.replace('name = "t"', 'name = "u"')
+    head = ('description = "d"\nbaseline = "baseline"\nsystems = ["ci-tiny"]\nrepetitions = 2\n'
+            'order = ["u/*/*/r1", "t/mglru/*/*"]\n')
+    study = load_study(study_file(tmp_path, head=head, body=GOOD_EXPERIMENT + other))
+    assert [(e.name, s.policy.name, s.repetition) for e, s in study.runs("qemu")] == [
+        ("u", "baseline", 1), ("u", "mglru", 1), ("t", "mglru", 0), ("t", "mglru", 1),
+        # the runs no pattern names, in the study's order
+        ("t", "baseline", 0), ("t", "baseline", 1), ("u", "baseline", 0), ("u", "mglru", 0)]
+    # --only still narrows, in its own order
+    assert [(e.name, s.repetition) for e, s in study.select(["t/baseline/*/*"]).runs("qemu")] == [
+        ("t", 0), ("t", 1)]
+
+
+@pytest.mark.parametrize("order, message", [
+    ('["t/*/*/r7"]', "order pattern 't/\\*/\\*/r7' matches no run of study s"),
+    ('"t/*"', "order = 't/\\*'; allowed: a list of run patterns"),
+    ('["t/*", 3]', "order = \\['t/\\*', 3\\]; allowed: a list"),
+])
+def test_a_bad_study_order_is_rejected_naming_the_pattern(tmp_path, order, message):
+    head = f'description = "d"\nbaseline = "baseline"\nsystems = ["ci-tiny"]\norder = {order}\n'
+    with pytest.raises(StudyError, match=message) as error:
+        load_study(study_file(tmp_path, head=head))
+    assert "s.toml" in str(error.value)
+
+
+def test_seeds_gem5_makes_every_five_repetition_run_before_any_sixth():
+    runs = load_study("seeds-gem5").runs("gem5")
+    repetitions = [spec.repetition for _, spec in runs]
+    first_late = next(n for n, r in enumerate(repetitions) if r >= 5)
+    assert max(repetitions[:first_late]) == 4 and min(repetitions[first_late:]) >= 5
+    assert len(runs) == len(load_study("seeds-gem5").all_runs("gem5"))  # nothing dropped
+
+
 def test_progress_and_status_name_runs_as_only_takes_them():
     # thrash and thrash-control are one workload: named by workload, their baselines clash
     study = load_study("seeds-gem5")
