@@ -40,15 +40,17 @@ def with_phases(events: list[dict]) -> list[dict]:
     return out
 
 
+def phase_spans(events: list[dict]) -> list[tuple[dict, dict]]:
+    """Each phase's mark with the mark that ends it (the next phase's, or phases_done)."""
+    marks = [e for e in events if e.get("event") in ("phase", "phases_done")]
+    return [(start, end) for start, end in zip(marks, marks[1:]) if start["event"] == "phase"]
+
+
 def phase_vmstat_deltas(events: list[dict], counters: tuple[str, ...]) -> dict[str, dict[str, int]]:
     """Per phase: how much each /proc/vmstat counter moved from its start to the next mark."""
-    marks = [e for e in events if e.get("event") in ("phase", "phases_done")]
-    deltas = {}
-    for start, end in zip(marks, marks[1:]):
-        if start.get("event") == "phase":
-            deltas[start["name"]] = {c: end["vmstat"].get(c, 0) - start["vmstat"].get(c, 0)
-                                     for c in counters}
-    return deltas
+    return {start["name"]: {c: end["vmstat"].get(c, 0) - start["vmstat"].get(c, 0)
+                            for c in counters}
+            for start, end in phase_spans(events)}
 
 
 @cache

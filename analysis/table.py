@@ -18,7 +18,7 @@ from analysis.gem5stats import StatsError, select_values
 from analysis.metrics import (BLOCK_WEIGHTS, CLOCK_KEY, CLOCK_PERIOD, GEM5, GUEST_MEMORY, IPC,
                               PERTURBATION, PHASE_SECONDS, QUIET, RECLAIM_EFFICIENCY,
                               TICKS_PER_SECOND, VMSTAT, VMSTAT_LEVELS, VMSTAT_START_LEVELS)
-from analysis.records import phase_vmstat_deltas, read_events, workload_metrics
+from analysis.records import phase_spans, phase_vmstat_deltas, read_events, workload_metrics
 from reclaimstudy.errors import StudyError
 from reclaimstudy.gem5_stats import partial_blocks, phase_groups
 from reclaimstudy.metrics import MetricSpec
@@ -45,15 +45,13 @@ def row(spec: MetricSpec, source: str, phase: str | None, value: float,
 def vmstat_rows(events: list[dict]) -> list[dict]:
     counters = tuple(c for _, names in VMSTAT for c in names)
     rows = []
-    marks = [e for e in events if e.get("event") in ("phase", "phases_done")]
-    for start, end in zip(marks, marks[1:]):
-        if start.get("event") == "phase":
-            rows.append(row(PHASE_SECONDS, "vmstat", start["name"], end["t"] - start["t"]))
-            rows += [row(spec, "vmstat", start["name"], end["vmstat"][name])
-                     for spec, name in VMSTAT_LEVELS if name in end["vmstat"]]
-            rows += [row(spec, "vmstat", start["name"], sum(start["vmstat"][n] for n in names))
-                     for spec, names in VMSTAT_START_LEVELS
-                     if all(n in start["vmstat"] for n in names)]
+    for start, end in phase_spans(events):
+        rows.append(row(PHASE_SECONDS, "vmstat", start["name"], end["t"] - start["t"]))
+        rows += [row(spec, "vmstat", start["name"], end["vmstat"][name])
+                 for spec, name in VMSTAT_LEVELS if name in end["vmstat"]]
+        rows += [row(spec, "vmstat", start["name"], sum(start["vmstat"][n] for n in names))
+                 for spec, names in VMSTAT_START_LEVELS
+                 if all(n in start["vmstat"] for n in names)]
     for phase, delta in phase_vmstat_deltas(events, counters).items():
         for spec, names in VMSTAT:
             rows.append(row(spec, "vmstat", phase, sum(delta[c] for c in names)))
