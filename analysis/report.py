@@ -27,7 +27,7 @@ from analysis.idle_sweep import idle_sweep_figure, idle_sweeps  # noqa: E402
 from analysis.regimes import regime_checks  # noqa: E402
 from analysis.reproduction_plot import reproduction_figure  # noqa: E402
 from analysis.paired import paired  # noqa: E402
-from analysis.seeds import caveats_for, repetition_values, reproduction  # noqa: E402
+from analysis.seeds import caveats_for, repetition_values, reproduction, unmeasured  # noqa: E402
 from analysis.table import (current_runs, export, runs_table, study_runs,  # noqa: E402
                             workload_declarations)
 from reclaimstudy import sweeplog  # noqa: E402
@@ -50,7 +50,7 @@ def _finish(fig, title: str, path: Path) -> Path:
     fig.suptitle(textwrap.fill(title, width=int(fig.get_figwidth() * TITLE_CHARS_PER_INCH)),
                  fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")  # labels past the axes stay whole
     plt.close(fig)
     return path
 
@@ -492,6 +492,7 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
         "findings": [{"experiment": e["name"], "anchor": e["anchor"]}
                      for e in experiments if e["finding"]],
         "caveats": caveats_for(seeds),
+        "unmeasured": unmeasured(seeds, table),
         "quiet_flag": QUIET_FLAG_SHARE,
         "quiet_flagged": [{"experiment": e["name"], "anchor": e["anchor"], "system": e["system"],
                            "runs": sum(q["flagged"] for q in e["quiet"]),

@@ -190,3 +190,23 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
                           "QEMU (functional only, no timing model)",
             })
     return pd.DataFrame(rows)
+
+
+def unmeasured(seeds: pd.DataFrame, table: pd.DataFrame) -> list[dict]:
+    """The claims of seeds this study ran whose metric and phase no run of the study has
+    (a phase its experiments do not run: seed 002's four threads), so that the report
+    says which of a seed's numbers it leaves untested instead of dropping them."""
+    ran = set(table["workload"])
+    done = set() if seeds.empty else set(zip(seeds["seed"], seeds["metric"], seeds["phase"]))
+    studied = set() if seeds.empty else set(seeds["seed"])
+    out = []
+    for claim in load_claims():
+        if claim.workload not in ran or claim.seed not in studied:
+            continue
+        if (claim.seed, claim.metric, claim.phase) in done:
+            continue
+        phases = sorted(set(table[(table["workload"] == claim.workload)
+                                  & (table["source"] == "workload")]["phase"].dropna()))
+        out.append({"seed": claim.seed, "what": claim.what, "metric": claim.metric,
+                    "phase": claim.phase, "phases_run": phases})
+    return out

@@ -645,3 +645,20 @@ def test_a_failed_run_is_listed_with_a_link_to_its_run_json(tmp_path):
     failed = markdown.split("## Failed runs")[1].split("\n## ")[0]
     assert (f"| [{run_id}](../{run_id}/run.json) | lazyfree | madv-free-off | ci-tiny | qemu | "
             "gem5 guest-disk-error: the guest's disk stopped answering |") in failed
+
+
+def test_a_seeds_number_in_a_phase_no_run_has_is_listed_as_unmeasured():
+    from analysis.seeds import unmeasured
+    table = pd.DataFrame([
+        {"workload": "lazyfree", "source": "workload", "phase": phase} for phase in
+        ("arena-t1", "arena-t2", "jemalloc-t1")] + [
+        {"workload": "thrash", "source": "workload", "phase": None}])
+    seeds = pd.DataFrame([{"seed": "002", "metric": "records_per_s", "phase": "arena-t1"}])
+    listed = unmeasured(seeds, table)
+    # seed 002's four threads: its workload ran, that phase did not; thrash (seed 001) ran
+    # but has no row at all, so it is the seed table's business, not this list's
+    assert [(u["seed"], u["phase"], u["phases_run"]) for u in listed] == [
+        ("002", "arena-t4", ["arena-t1", "arena-t2", "jemalloc-t1"])]
+    seeds.loc[1] = {"seed": "002", "metric": "records_per_s", "phase": "arena-t4"}
+    assert unmeasured(seeds, table) == []
+    assert unmeasured(pd.DataFrame(), table) == []
