@@ -193,9 +193,10 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
 
 
 def unmeasured(seeds: pd.DataFrame, table: pd.DataFrame) -> list[dict]:
-    """The claims of seeds this study ran whose metric and phase no run of the study has
-    (a phase its experiments do not run: seed 002's four threads), so that the report
-    says which of a seed's numbers it leaves untested instead of dropping them."""
+    """The claims of seeds this study ran that have no reproduction row (their metric and
+    phase under their policy pair: seed 002's four threads, a phase the study does not
+    run), with the phases the workload's runs have, so that the report says which of a
+    seed's numbers it leaves untested instead of dropping them."""
     ran = set(table["workload"])
     done = set() if seeds.empty else set(zip(seeds["seed"], seeds["metric"], seeds["phase"]))
     studied = set() if seeds.empty else set(seeds["seed"])
