@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.report import FINDINGS, PUBLISHED, write_report
-from analysis.table import current_runs, export, runs_table, study_runs
+from analysis.table import SET_ASIDE_BEFORE, export, folder_table
 from reclaimstudy import sweeplog
 from reclaimstudy.errors import StudyError
 from reclaimstudy.locks import exclusive
@@ -45,8 +45,7 @@ def publish(study, results: Path) -> dict:
 
 def _publish(study, results: Path) -> dict:
     study_path = results / study.name
-    kept, superseded, outdated = current_runs(study_runs(study_path, study.name), study.points())
-    table = runs_table(kept, superseded, outdated)
+    kept, table = folder_table(study_path, study.name, study.points())
     if table.empty:
         raise StudyError(f"{study_path}: no runs to publish: run `./study sweep {study.name}` first")
     target = published_dir(study.name, results)
@@ -61,8 +60,9 @@ def _publish(study, results: Path) -> dict:
     sweeplog.merge([target / sweeplog.LOG, study_path / sweeplog.LOG], staging / sweeplog.LOG)
     export(table, staging / "report" / "table")
     (staging / "report" / COUNTS).write_text(json.dumps(
-        {"study": study.name, "runs": len(kept), "superseded": superseded,
-         "outdated": outdated, "from": f"results/{study.name}/"}, indent=2) + "\n")
+        {"study": study.name, "runs": len(kept), "superseded": table.attrs["superseded"],
+         "outdated": table.attrs["outdated"], "from": f"results/{study.name}/"},
+        indent=2) + "\n")
     # The report is written before the swap, so a reader of the published folder (a test,
     # a browser) never sees runs that its report does not list, nor a report half-written.
     written = _report_in(study, staging)
@@ -152,6 +152,13 @@ def restore(study, results: Path) -> int:
         raise StudyError(f"{target}: nothing published to restore (no report/table.parquet)")
     table = pd.read_parquet(table_path)
     study_path = results / study.name
+    if not published_runs(study_path) and not (study_path / SET_ASIDE_BEFORE).exists():
+        # A new machine: the runs set aside before are counted, not brought back. (A
+        # folder with runs of its own counts its own; these would count them twice.)
+        counts = json.loads((target / "report" / COUNTS).read_text())
+        study_path.mkdir(parents=True, exist_ok=True)
+        (study_path / SET_ASIDE_BEFORE).write_text(json.dumps(
+            {key: counts[key] for key in ("superseded", "outdated")}, indent=2) + "\n")
     restored = 0
     for run in published_runs(target, study.name):
         run_id = run.record["run_id"]

@@ -28,7 +28,7 @@ from analysis.regimes import regime_checks  # noqa: E402
 from analysis.reproduction_plot import reproduction_figure  # noqa: E402
 from analysis.paired import paired  # noqa: E402
 from analysis.seeds import caveats_for, repetition_values, reproduction, unmeasured  # noqa: E402
-from analysis.table import (current_runs, export, runs_table, study_runs,  # noqa: E402
+from analysis.table import (export, folder_table, study_runs,  # noqa: E402
                             workload_declarations)
 from reclaimstudy import sweeplog  # noqa: E402
 from reclaimstudy.errors import StudyError  # noqa: E402
@@ -402,8 +402,7 @@ def build_report(study, results: Path) -> dict:
     from the study's run directories."""
     study_path = results / study.name
     found = study_runs(study_path, study.name)
-    kept, superseded, outdated = current_runs(found, study.points())
-    table = runs_table(kept, superseded, outdated)
+    kept, table = folder_table(study_path, study.name, study.points(), found)
     if table.empty:
         raise StudyError(f"{study_path}: no runs to report on: run `./study sweep {study.name}` first")
     out = study_path / "report"

@@ -234,11 +234,39 @@ def _shared_artefacts(run: PublishedRun) -> str:
                       sort_keys=True)
 
 
+# Written by analysis/publish.restore into the study folder it fills on a new machine: how
+# many runs the machines before had set aside. Their runs are not brought back, so without
+# it the report of a restored study would say none ever were.
+SET_ASIDE_BEFORE = "set-aside-before.json"
+
+
+def set_aside_before(study_path: Path) -> tuple[int, int]:
+    """Superseded and outdated runs set aside on the machines before a restore (0, 0 when
+    the folder was never restored)."""
+    path = study_path / SET_ASIDE_BEFORE
+    if not path.is_file():
+        return 0, 0
+    counts = json.loads(path.read_text())
+    return counts["superseded"], counts["outdated"]
+
+
+def folder_table(study_path: Path, study: str | None = None, points: set[str] | None = None,
+                 found: list[PublishedRun] | None = None
+                 ) -> tuple[list[PublishedRun], pd.DataFrame]:
+    """A study folder's current runs (see current_runs; of `found` when its runs were read
+    already) and their tidy table, whose `attrs["superseded"]` and `attrs["outdated"]`
+    count the runs set aside, here and on the machines before a restore (set_aside_before)."""
+    if found is None:
+        found = study_runs(study_path, study)
+    kept, superseded, outdated = current_runs(found, points)
+    before = set_aside_before(study_path)
+    return kept, runs_table(kept, superseded + before[0], outdated + before[1])
+
+
 def build_table(study_path: Path, study: str | None = None,
                 points: set[str] | None = None) -> pd.DataFrame:
-    """The tidy table of a study's current runs (see current_runs); the counts of runs
-    set aside are in `table.attrs["superseded"]` and `table.attrs["outdated"]`."""
-    return runs_table(*current_runs(study_runs(study_path, study), points))
+    """The tidy table of a study's current runs (see folder_table)."""
+    return folder_table(study_path, study, points)[1]
 
 
 def runs_table(kept: list[PublishedRun], superseded: int = 0, outdated: int = 0

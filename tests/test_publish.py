@@ -12,6 +12,7 @@ import pytest
 from analysis.publish import publish, published_dir, report_published
 from reclaimstudy.errors import StudyError
 from reclaimstudy.studies import load_study
+from tests.runfactory import changed
 from tests.test_regimes import half_in_regime
 
 RUNS = Path(__file__).parent / "fixtures" / "runs"
@@ -190,7 +191,7 @@ def test_restored_runs_count_as_done_and_report_as_published(published, monkeypa
     from analysis.publish import restore
     assert restore(load_study("smoke"), results) == 18
     assert restore(load_study("smoke"), results) == 0  # nothing twice
-    restored = [p for p in (results / "smoke").iterdir() if p.name != ".partial"]
+    restored = [p for p in (results / "smoke").iterdir() if p.is_dir() and p.name != ".partial"]
     assert len(restored) == 18
     assert {q.name for q in restored[0].iterdir()} == {"run.json", "rows.parquet"}
     from analysis.report import build_report
@@ -216,6 +217,32 @@ def test_restored_runs_count_as_done_and_report_as_published(published, monkeypa
     monkeypatch.setattr(sweep, "get_backend", lambda name: Backend())
     outcome = sweep.run_sweep(load_study("smoke"), "qemu", results, jobs=1)
     assert outcome.skipped == 18 and outcome.ok
+
+
+def test_runs_set_aside_before_a_restore_stay_counted_on_the_new_machine(published):
+    from analysis.publish import restore
+    from analysis.table import build_table
+    results, _, _ = published
+    study = results / "smoke"
+    for run in list(study.iterdir()):  # an older generation: the same points on another image
+        if (run / "run.json").is_file():
+            old = study / f"{run.name}-oldimage"
+            shutil.copytree(run, old)
+            record = changed(json.loads((old / "run.json").read_text()), ("artefacts", "image"),
+                             "0123456789abcdef")
+            record["run_id"], record["started_at"] = old.name, "2000-01-01T00:00:00+0000"
+            (old / "run.json").write_text(json.dumps(record))
+    publish(load_study("smoke"), results)
+    counts = published_dir("smoke", results) / "report" / "published.json"
+    assert json.loads(counts.read_text())["superseded"] == 18
+
+    shutil.rmtree(study)  # a new machine: the 18 older runs are not brought back
+    assert restore(load_study("smoke"), results) == 18
+    written = publish(load_study("smoke"), results)
+    assert json.loads(counts.read_text())["superseded"] == 18
+    assert "18 older runs" in written["markdown"].read_text()
+    assert restore(load_study("smoke"), results) == 0  # again: not counted twice
+    assert build_table(study, "smoke").attrs["superseded"] == 18
 
 
 def test_the_sweep_log_is_published_carried_across_machines_and_reported(published):
