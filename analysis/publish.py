@@ -122,7 +122,7 @@ def _report_in(study, target: Path) -> dict:
     report = target / "report"
     stem = report / "table"
     table = _table_in(target)
-    counts = json.loads((report / COUNTS).read_text())
+    counts = _counts(target)
     table.attrs.update(superseded=counts["superseded"], outdated=counts["outdated"])
     runs = published_runs(target, study.name)
     wanted = set(table["run_id"])
@@ -135,6 +135,11 @@ def _report_in(study, target: Path) -> dict:
                         [stem.with_suffix(".csv"), stem.with_suffix(".parquet")],
                         source=f"results/{PUBLISHED}/{study.name}/",
                         findings_path=target / FINDINGS, sweep_log=target / sweeplog.LOG)
+
+
+def _counts(target: Path) -> dict:
+    """The published folder's counts of its runs and of those set aside (COUNTS)."""
+    return json.loads((target / "report" / COUNTS).read_text())
 
 
 RESTORED_ROWS = "rows.parquet"
@@ -152,10 +157,10 @@ def restore(study, results: Path) -> int:
         raise StudyError(f"{target}: nothing published to restore (no report/table.parquet)")
     table = pd.read_parquet(table_path)
     study_path = results / study.name
-    if not published_runs(study_path) and not (study_path / SET_ASIDE_BEFORE).exists():
+    if not published_runs(study_path):
         # A new machine: the runs set aside before are counted, not brought back. (A
         # folder with runs of its own counts its own; these would count them twice.)
-        counts = json.loads((target / "report" / COUNTS).read_text())
+        counts = _counts(target)
         study_path.mkdir(parents=True, exist_ok=True)
         (study_path / SET_ASIDE_BEFORE).write_text(json.dumps(
             {key: counts[key] for key in ("superseded", "outdated")}, indent=2) + "\n")

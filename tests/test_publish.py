@@ -235,6 +235,8 @@ def test_runs_set_aside_before_a_restore_stay_counted_on_the_new_machine(publish
     publish(load_study("smoke"), results)
     counts = published_dir("smoke", results) / "report" / "published.json"
     assert json.loads(counts.read_text())["superseded"] == 18
+    restore(load_study("smoke"), results)  # where they are: counted once, not once more
+    assert build_table(study, "smoke").attrs["superseded"] == 18
 
     shutil.rmtree(study)  # a new machine: the 18 older runs are not brought back
     assert restore(load_study("smoke"), results) == 18
