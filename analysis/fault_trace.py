@@ -5,7 +5,9 @@ the workload's phase marks. Each fault is put in a region of the map (the progra
 code, the rest of its binary, its data file, its heap) and counted major when the
 program itself read its file into the page cache before its next fault: an upper bound
 (a fault on a page still cached can start readahead, counted here), and a read another
-task started is not seen (a fault that waited on it counts as minor).
+task started is not seen (a fault that waited on it counts as minor). The streaming
+program's faults are counted apart ("hot-stream faults", major when it read its own
+binary before its next fault): its map is not printed, so they have no region.
 
   .venv/bin/python -m analysis.fault_trace results/adhoc/RUN/console.log
 """
@@ -70,30 +72,35 @@ def phase_at(trace: Trace, t: float) -> str:
 
 
 def summary(trace: Trace) -> dict[str, Counter]:
-    """phase -> Counter of "REGION faults", "REGION major" and "FILE read/evicted"."""
+    """phase -> Counter of "REGION faults", "REGION major" and "FILE read/evicted", and
+    "hot-stream faults" and "hot-stream major" for the streaming program."""
     counts: dict[str, Counter] = {}
-    pending = None  # (phase, region) of the program's last fault, and whether it read
+    pending = {}  # program -> [phase, region, whether it read] of its last fault
 
-    def close():
-        if pending:
-            counts.setdefault(pending[0], Counter())[f"{pending[1]} major"] += pending[2]
+    def close(program):
+        if program in pending:
+            phase, where, read = pending.pop(program)
+            counts.setdefault(phase, Counter())[f"{where} major"] += read
 
     for t, task, kind, rest in trace.events:
         phase = phase_at(trace, t)
         here = counts.setdefault(phase, Counter())
+        program = task.rsplit("-", 1)[0]
         if kind == "page_fault_user":
-            close()
+            close(program)
             address = int(re.search(r"address=0x([0-9a-f]+)", rest).group(1), 16)
-            where = region(trace, address)
+            # The map printed is the interactive program's; the other has none here.
+            where = region(trace, address) if program == "interactive" else program
             here[f"{where} faults"] += 1
-            pending = [phase, where, 0]
+            pending[program] = [phase, where, 0]
         elif kind.startswith("mm_filemap_"):
             inode = int(re.search(r"ino ([0-9a-f]+)", rest).group(1), 16)
             added = kind == "mm_filemap_add_to_page_cache"
             here[f"{trace.files.get(inode, inode)} {'read' if added else 'evicted'}"] += 1
-            if added and pending and task.startswith("interactive-"):
-                pending[2] = 1
-    close()
+            if added and program in pending:
+                pending[program][2] = 1
+    for program in list(pending):
+        close(program)
     return counts
 
 

@@ -10,7 +10,7 @@ from reclaimstudy.systems import get_system
 from reclaimstudy.workloads import get_workload
 
 CONSOLE = """\
-TRACE: ino exe=6097 dat=6098
+TRACE: ino exe=6097 dat=6098 stream=6099
 @@reclaim {"event":"phase","name":"begin","index":0,"t":1.0}
 TRACE-MAPS: 00401000-0053d000 r-xp 00001000 08:01 6097   /usr/share/reclaim/data/hot-stream/interactive
 TRACE-MAPS: 0053d000-00567000 r--p 0013d000 08:01 6097   /usr/share/reclaim/data/hot-stream/interactive
@@ -24,6 +24,9 @@ TRACE-EV:      interactive-85      [000] .....     2.200101: mm_filemap_add_to_p
 TRACE-EV:      interactive-85      [000] d....     2.300000: page_fault_user: address=0x00007f9d9ffa7010 ip=0x0000000000402a30 error_code=0x4
 TRACE-EV:      interactive-85      [000] d....     2.400000: page_fault_user: address=0x0000000000402a30 ip=0x0000000000402a30 error_code=0x14
 TRACE-EV:      interactive-85      [000] d....     2.500000: page_fault_user: address=0x00007f9d9fda7000 ip=0x0000000000402a30 error_code=0x6
+TRACE-EV:       hot-stream-84      [000] d....     2.600000: page_fault_user: address=0x0000000000402a30 ip=0x0000000000402a30 error_code=0x14
+TRACE-EV:       hot-stream-84      [000] .....     2.600100: mm_filemap_add_to_page_cache: dev 8:1 ino 17d3 pfn=0x3e45 ofs=0 order=0
+TRACE-EV:       hot-stream-84      [000] d....     2.700000: page_fault_user: address=0x0000000000403a30 ip=0x0000000000403a30 error_code=0x14
 @@reclaim {"event":"phase","name":"restore","index":2,"t":3.0}
 TRACE-EV:      interactive-85      [000] d....     3.100000: page_fault_user: address=0x0000000000540000 ip=0x0000000000402a30 error_code=0x4
 TRACE-EV:           python-90      [000] .....     3.100100: mm_filemap_add_to_page_cache: dev 8:1 ino 17d1 pfn=0x3e44 ofs=4096 order=0
@@ -37,6 +40,10 @@ def test_faults_are_split_by_region_and_phase_and_major_only_when_the_program_re
     assert stream["dat read"] == 2 and stream["dat evicted"] == 1
     assert (stream["code faults"], stream["code major"]) == (1, 0)
     assert (stream["heap faults"], stream["heap major"]) == (1, 0)
+    # the streaming program's faults are its own (at addresses of the other's map), and
+    # its read of its binary makes its fault before major, not the interactive's last
+    assert (stream["hot-stream faults"], stream["hot-stream major"]) == (2, 1)
+    assert stream["stream read"] == 1 and stream["code faults"] == 1
     # rodata is the binary's but not code; another task's read is not the program's
     restore = counts["restore"]
     assert restore["binary, not code faults"] == 1 and restore["binary, not code major"] == 0
@@ -79,7 +86,7 @@ def test_the_trace_runs_in_the_guest_and_splits_the_programs_start_up(tmp_path):
     trace = fault_trace.read(console)
     assert {path.rsplit("/", 1)[-1] for *_, path in trace.maps} >= {"interactive",
                                                                    "interactive.dat"}
-    assert sorted(trace.files.values()) == ["dat", "exe"]
+    assert sorted(trace.files.values()) == ["dat", "exe", "stream"]
     # Starting, the program runs all its code, reads all its data file and dirties its
     # heap: faults in each region, and its own reads of both files.
     start = fault_trace.summary(trace)["before"]

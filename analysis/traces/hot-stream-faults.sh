@@ -1,7 +1,9 @@
 # For `study run --workload hot-stream --job-extra analysis/traces/hot-stream-faults.sh`:
 # traces the interactive program's page faults (address, error code) and its two files'
 # page-cache reads and evictions, prints its memory map once it runs, and prints the
-# trace at the job's end; `python -m analysis.fault_trace CONSOLE` splits them by region
+# trace at the job's end. The streaming program's own faults and its binary's reads and
+# evictions are traced too: what else faults in the stream (its sparse file is not
+# traced: the filter would pass every page of the stream); `python -m analysis.fault_trace CONSOLE` splits them by region
 # and phase. The job file sources this before the workload starts.
 T=/sys/kernel/tracing
 mount -t tracefs tracefs $T 2>/dev/null
@@ -12,10 +14,12 @@ echo mono > $T/trace_clock
 D=/usr/share/reclaim/data/hot-stream
 ino_exe=$(stat -c %i $D/interactive)
 ino_dat=$(stat -c %i $D/interactive.dat)
-echo "TRACE: ino exe=$ino_exe dat=$ino_dat"
-echo 'comm == "interactive"' > $T/events/exceptions/page_fault_user/filter
+ino_str=$(stat -c %i /usr/lib/reclaim/workloads/hot-stream/hot-stream)
+echo "TRACE: ino exe=$ino_exe dat=$ino_dat stream=$ino_str"
+echo 'comm == "interactive" || comm == "hot-stream"' > $T/events/exceptions/page_fault_user/filter
 for event in add_to_page_cache delete_from_page_cache; do
-  echo "i_ino == $ino_exe || i_ino == $ino_dat" > $T/events/filemap/mm_filemap_$event/filter
+  echo "i_ino == $ino_exe || i_ino == $ino_dat || i_ino == $ino_str" \
+    > $T/events/filemap/mm_filemap_$event/filter
   echo 1 > $T/events/filemap/mm_filemap_$event/enable
 done
 echo 1 > $T/events/exceptions/page_fault_user/enable
