@@ -8,6 +8,11 @@ program itself read its file into the page cache before its next fault: an upper
 task started is not seen (a fault that waited on it counts as minor). The streaming
 program's faults are counted apart ("hot-stream faults", major when it read its own
 binary before its next fault): its map is not printed, so they have no region.
+A phase whose workload record gives its loop's "seconds" (hot-stream's stream) is split
+in two: "stream" up to the loop's end and "stream, after the loop" for what the
+workload's end-of-phase code (signal, program's reply, vmstat) caused. The loop's end is
+taken as the phase mark's t plus those seconds (both CLOCK_MONOTONIC, the trace's clock
+too), so it is early by the time the workload takes to read vmstat before its loop.
 
   .venv/bin/python -m analysis.fault_trace results/adhoc/RUN/console.log
 """
@@ -28,13 +33,19 @@ class Trace:
     maps: list = field(default_factory=list)     # (low, high, perms, path)
     files: dict = field(default_factory=dict)    # inode -> "exe" / "dat"
     phases: list = field(default_factory=list)   # (start, name)
+    loop_ends: dict = field(default_factory=dict)  # phase -> t its workload's loop ended
     events: list = field(default_factory=list)   # (t, task, kind, fields)
 
 
 def read(console: str) -> Trace:
     """A console's trace lines, and its phase marks as the run's own parser reads them."""
     trace = Trace()
-    trace.phases = parse_console(console).phase_marks()
+    parsed = parse_console(console)
+    trace.phases = parsed.phase_marks()
+    starts = {name: t for t, name in trace.phases}
+    for rec in parsed.records:
+        if rec.get("kind") == "phase" and "seconds" in rec and rec.get("phase") in starts:
+            trace.loop_ends[rec["phase"]] = starts[rec["phase"]] + rec["seconds"]
     for line in console.splitlines():
         if line.startswith("TRACE-MAPS: "):
             parts = line.split()
@@ -68,6 +79,8 @@ def phase_at(trace: Trace, t: float) -> str:
     for start, phase in trace.phases:
         if t >= start:
             name = phase
+    if name in trace.loop_ends and t >= trace.loop_ends[name]:
+        return f"{name}, after the loop"
     return name
 
 

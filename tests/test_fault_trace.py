@@ -50,6 +50,24 @@ def test_faults_are_split_by_region_and_phase_and_major_only_when_the_program_re
     assert restore["exe read"] == 1
 
 
+def test_what_comes_after_the_workloads_loop_is_counted_apart():
+    # the workload's record says its stream loop took 0.65 s of the phase begun at 2.0
+    record = ('@@reclaim {"event":"record","workload":"hot-stream","kind":"phase",'
+              '"phase":"stream","seconds":0.65}\n')
+    restore_mark = CONSOLE.index("@@reclaim {\"event\":\"phase\",\"name\":\"restore\"")
+    console = CONSOLE[:restore_mark] + record + CONSOLE[restore_mark:]
+    trace = fault_trace.read(console)
+    assert trace.loop_ends == {"stream": pytest.approx(2.65)}
+    counts = fault_trace.summary(trace)
+    # the streamer's fault at 2.6 (with its read) is the loop's; the one at 2.7 is not
+    assert (counts["stream"]["hot-stream faults"], counts["stream"]["hot-stream major"]) == (1, 1)
+    after = counts["stream, after the loop"]
+    assert (after["hot-stream faults"], after["hot-stream major"]) == (1, 0)
+    assert counts["stream"]["data file faults"] == 2 and "restore" in counts
+    # without the record nothing is split
+    assert "stream, after the loop" not in fault_trace.summary(fault_trace.read(CONSOLE))
+
+
 def test_a_console_without_a_trace_is_refused(tmp_path, capsys):
     plain = tmp_path / "console.log"
     plain.write_text('@@reclaim {"event":"phase","name":"begin","index":0,"t":1.0}\n')
