@@ -15,7 +15,7 @@ import pandas as pd
 
 from analysis.report import FINDINGS, PUBLISHED, write_report
 from analysis.table import SET_ASIDE_BEFORE, export, folder_table
-from reclaimstudy import sweeplog
+from reclaimstudy import carry, sweeplog
 from reclaimstudy.errors import StudyError
 from reclaimstudy.locks import exclusive
 from reclaimstudy.record import PARTIAL, partial_name, published_runs
@@ -56,6 +56,11 @@ def _publish(study, results: Path) -> dict:
         shutil.copy2(run.directory / "run.json", staging / run.record["run_id"] / "run.json")
     if (target / FINDINGS).is_file():  # written by hand from the evidence: kept
         shutil.copy2(target / FINDINGS, staging / FINDINGS)
+    # Unfinished runs carried from machine to machine (reclaimstudy/carry.py): kept until
+    # they finish.
+    if (target / carry.IN_FLIGHT).is_dir():
+        shutil.copytree(target / carry.IN_FLIGHT, staging / carry.IN_FLIGHT)
+        carry.drop_finished(study_path, staging)
     # The log of every sweep, on this machine and on those that published before it.
     sweeplog.merge([target / sweeplog.LOG, study_path / sweeplog.LOG], staging / sweeplog.LOG)
     export(table, staging / "report" / "table")
@@ -180,4 +185,19 @@ def restore(study, results: Path) -> int:
     # The sweeps that made them: so the next publish carries the whole history on.
     sweeplog.merge([target / sweeplog.LOG], study_path / sweeplog.LOG)
     return restored
+
+
+def carry_runs(study, results: Path, min_cpu_s: float = carry.DEFAULT_MIN_CPU_S) -> dict:
+    """Pack the study's unfinished gem5 runs into its published folder (carry.pack)."""
+    target = published_dir(study.name, results)
+    if not (target / "report" / "table.parquet").is_file():
+        raise StudyError(f"{target}: not published yet: run `./study publish {study.name}` "
+                         f"first (carried runs live beside the published ones)")
+    with publishing(study, results):
+        return carry.pack(results / study.name, target, min_cpu_s)
+
+
+def restore_carried(study, results: Path) -> list:
+    """Unpack the carried runs into results/<study>/.checkpoints/ (carry.unpack)."""
+    return carry.unpack(results / study.name, published_dir(study.name, results))
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.text import Text
 
+from reclaimstudy.carry import DEFAULT_MIN_CPU_S
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import RESULTS
 from reclaimstudy.progress import console
@@ -205,13 +206,41 @@ def cmd_publish(args) -> int:
     from reclaimstudy.studies import load_study
 
     if args.restore:
-        from analysis.publish import restore
-        count = restore(load_study(args.study), args.results)
+        from analysis.publish import restore, restore_carried
+        study = load_study(args.study)
+        count = restore(study, args.results)
         console.print(f"restored {count} published run(s) into {args.results / args.study}")
+        for run_id, manifest in restore_carried(study, args.results):
+            console.print(f"unpacked {run_id}: {manifest['segments']} saved segments "
+                          f"({manifest['cpu_seconds']:,.0f} gem5 CPU-s, packed on "
+                          f"{manifest['host']} at {manifest['packed_at']}); a sweep resumes it")
         return 0
     written = publish(load_study(args.study), args.results)
     console.print(f"published: {written['html'].parent.parent} (report {written['html']}; "
                   f"commit the folder)")
+    return 0
+
+
+def cmd_carry(args) -> int:
+    """Pack a study's unfinished gem5 runs into its published folder, for the next machine."""
+    from analysis.publish import carry_runs
+    from reclaimstudy.studies import load_study
+
+    study = load_study(args.study)
+    outcome = carry_runs(study, args.results, args.min_cpu_s)
+    for run_id, m in outcome["packed"]:
+        console.print(f"packed {run_id}: {m['segments']} segments, simulated to "
+                      f"{m['sim_seconds']:.1f} s, {m['cpu_seconds']:,.0f} gem5 CPU-s, "
+                      f"{m['bytes'] / 2**20:.1f} MiB in {m['pack_seconds']:.0f} s")
+    for run_id, m in outcome["up_to_date"]:
+        console.print(f"kept {run_id}: already carried as far ({m['segments']} segments)")
+    for run_id, m in outcome["too_short"]:
+        console.print(f"not carried {run_id}: {m['cpu_seconds']:,.0f} gem5 CPU-s saved, "
+                      f"under --min-cpu-s {args.min_cpu_s:,.0f}")
+    for run_id in outcome["dropped"]:
+        console.print(f"dropped {run_id}: finished")
+    if outcome["packed"] or outcome["dropped"]:
+        console.print(f"commit {args.results / 'published' / study.name / 'in-flight'}")
     return 0
 
 
@@ -411,8 +440,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
     p.add_argument("--restore", action="store_true",
                    help="the other way: put the published runs (run.json and their table rows) "
-                        "back into results/STUDY/, so a sweep on a new machine goes on from them")
+                        "back into results/STUDY/, and unpack the carried unfinished runs "
+                        "(`study carry`), so a sweep on a new machine goes on from them")
     p.set_defaults(func=cmd_publish)
+
+    p = sub.add_parser("carry", help="pack a study's unfinished gem5 runs (their saved segments) "
+                                     "into results/published/STUDY/in-flight/, so that a new "
+                                     "machine resumes them after `publish STUDY --restore`")
+    p.add_argument("study", help="study name or path")
+    p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
+    p.add_argument("--min-cpu-s", type=float, default=DEFAULT_MIN_CPU_S, metavar="SECONDS",
+                   help="carry only runs with at least this much gem5 CPU time saved (default "
+                        f"{DEFAULT_MIN_CPU_S:.0f}: a shorter run is cheaper to redo than to commit)")
+    p.set_defaults(func=cmd_carry)
 
     p = sub.add_parser("repeat", help="make published runs again in a scratch folder and say "
                                       "whether every value repeats (first thing on a new machine)")

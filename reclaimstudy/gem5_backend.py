@@ -246,6 +246,8 @@ def simulate(gem5: Gem5, params: dict, outdir: Path, timeout_s: float) -> dict:
                                        f"(see {outdir}/simerr.txt)"}
     if measured["timed_out"]:
         result = {"status": "host-timeout", "detail": f"killed after {timeout_s:.0f} s"}
+    # Which binary made it: a run carried to a new machine (carry.py) is made by two.
+    measured = {**measured, "gem5_sha256": gem5.sha256}
     return {**result, "host": measured, "pins_lowered": lowered, "drives_at_restore": drives}
 
 

@@ -157,6 +157,7 @@ def join_outputs(segments: list[Path], last: dict, run_dir: Path) -> list[dict]:
                             "host_wall_seconds": result["host"]["wall_seconds"],
                             "host_cpu_seconds": result["host"].get("cpu_seconds"),
                             "host_max_rss_mib": result["host"].get("max_rss_mib"),
+                            "gem5_sha256": result["host"].get("gem5_sha256"),
                             "pins_lowered": result.get("pins_lowered", []),
                             "drives_at_restore": result.get("drives_at_restore", {})})
     (run_dir / PARTIAL_FILE).write_text(json.dumps({"partial_blocks": partial}) + "\n")

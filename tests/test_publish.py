@@ -311,3 +311,38 @@ def test_the_report_is_written_before_the_folder_is_swapped_in(published, monkey
     assert arriving == [(18, 18)]
     assert written["markdown"] == target / "report" / "report.md"
     assert all(path.parent == target / "report" for path in written["table"])
+
+
+def test_unfinished_runs_are_carried_kept_by_publishing_until_they_finish_and_restored(published):
+    from analysis.publish import carry_runs, restore, restore_carried
+    from reclaimstudy import carry
+    from reclaimstudy.record import CHECKPOINTS
+    from tests.test_carry import unfinished_run
+    results, _, _ = published
+    study = load_study("smoke")
+    target = published_dir("smoke", results)
+    unfinished_run(results / "smoke", run_id="smoke-unfinished", saved=2, cpu_seconds=700)
+    # A run carried from another machine that has finished here since.
+    finished = sorted(p.name for p in (results / "smoke").iterdir() if (p / "run.json").is_file())[0]
+    unfinished_run(results / "elsewhere", run_id=finished, saved=1, cpu_seconds=2000)
+    carry.pack(results / "elsewhere", target)
+    outcome = carry_runs(study, results)
+    assert [r for r, _ in outcome["packed"]] == ["smoke-unfinished"]
+    assert outcome["dropped"] == [finished]
+
+    publish(study, results)  # the folder is made anew: the carried run stays in it
+    assert sorted(carry.manifests(target)) == ["smoke-unfinished"]
+    assert (target / carry.IN_FLIGHT / "smoke-unfinished.tar.xz").is_file()
+
+    shutil.rmtree(results / "smoke")  # a new machine
+    assert restore(study, results) == 18
+    assert [r for r, _ in restore_carried(study, results)] == ["smoke-unfinished"]
+    assert carry.saved_segments(results / "smoke" / CHECKPOINTS / "smoke-unfinished")[-1].name \
+        == "seg-001"
+    assert restore_carried(study, results) == []  # as far along here already
+
+
+def test_carrying_what_was_never_published_says_to_publish_first(tmp_path):
+    from analysis.publish import carry_runs
+    with pytest.raises(StudyError, match=r"not published yet: run `./study publish smoke` first"):
+        carry_runs(load_study("smoke"), tmp_path)

@@ -1,0 +1,190 @@
+"""Unfinished gem5 runs carried from one machine to the next.
+
+A segmented gem5 run keeps its saved segments on the machine that runs it
+(results/STUDY/.checkpoints/RUN_ID, gem5_segments). A run longer than what is left of a
+session (the desktop's 1.7-2.4 hours, once gem5 is built on a new machine) would start
+from its boot on every new machine and never finish. `./study carry STUDY` packs each
+unfinished run's saved segments (their outputs and the newest checkpoint) into
+results/published/STUDY/in-flight/RUN_ID.tar.xz, beside a small RUN_ID.json that says how
+far it got; they are committed with the study. `./study publish STUDY --restore` unpacks
+them on the next machine, and the sweep resumes each from its newest checkpoint. That
+is what any segment boundary is anyway (a restore), so a carried run is the run never
+interrupted, as long as the next machine's gem5 simulates as the last one's did (the
+same release, patches, variant, options and compiler: the run id holds them all, so
+another simulator is another run and its segments are never used). Each segment
+records the binary that made it (segments.json, gem5_sha256).
+
+An archive is dropped once its run has finished (its run.json is in the study folder)
+when the study is carried or published again.
+"""
+
+import json
+import os
+import shutil
+import tarfile
+import time
+from pathlib import Path
+
+from reclaimstudy.errors import StudyError
+from reclaimstudy.gem5_segments import COMPLETE, DISK_LOST
+from reclaimstudy.progress import console
+from reclaimstudy.record import CHECKPOINTS, this_host
+
+IN_FLIGHT = "in-flight"
+ARCHIVE = ".tar.xz"
+# Below this much gem5 CPU time saved, a run is cheaper to redo than to commit.
+DEFAULT_MIN_CPU_S = 1200.0
+
+
+def saved_segments(work: Path) -> list[Path]:
+    """The segments of `work` that saved their checkpoint, in order. Read only: a sweep may
+    be writing the next one (gem5_segments.completed, which tidies, is the sweep's)."""
+    found = []
+    while (work / f"seg-{len(found):03d}" / COMPLETE).is_file():
+        found.append(work / f"seg-{len(found):03d}")
+    return found
+
+
+def progress_of(segments: list[Path]) -> dict:
+    """Saved segments, the simulated time reached and gem5's CPU time over them."""
+    results = [json.loads((d / COMPLETE).read_text()) for d in segments]
+    return {"segments": len(segments),
+            "sim_seconds": results[-1].get("sim_seconds") if results else None,
+            "cpu_seconds": round(sum(r.get("host", {}).get("cpu_seconds") or 0
+                                     for r in results), 1)}
+
+
+def unfinished(study_path: Path) -> list[tuple[str, Path, list[Path]]]:
+    """(run id, its folder of segments, the saved ones) for every run of the study that
+    saved a segment and has not finished; a run that lost its disk restarts, so it has
+    nothing worth carrying."""
+    found = []
+    for work in sorted((study_path / CHECKPOINTS).glob("*")):
+        if not work.is_dir() or (study_path / work.name / "run.json").is_file() \
+                or (work / DISK_LOST).is_file():
+            continue
+        segments = saved_segments(work)
+        if segments:
+            found.append((work.name, work, segments))
+    return found
+
+
+def _snapshot(segments: list[Path], into: Path) -> None:
+    """Hard links to the saved segments' files: a sweep that saves the next segment
+    meanwhile deletes the newest checkpoint, which the links keep whole."""
+    for directory in segments:
+        shutil.copytree(directory, into / directory.name, copy_function=os.link)
+    if not (into / segments[-1].name / "cpt" / "m5.cpt").is_file():
+        raise FileNotFoundError(f"{segments[-1]}/cpt: the newest checkpoint went meanwhile")
+
+
+def manifests(target: Path) -> dict[str, dict]:
+    """The carried runs of a published study folder, by run id."""
+    folder = target / IN_FLIGHT
+    return {path.stem: json.loads(path.read_text()) for path in sorted(folder.glob("*.json"))} \
+        if folder.is_dir() else {}
+
+
+def _drop(folder: Path, run_id: str) -> None:
+    for suffix in (ARCHIVE, ".json"):
+        (folder / f"{run_id}{suffix}").unlink(missing_ok=True)
+
+
+def drop_finished(study_path: Path, target: Path) -> list[str]:
+    """Remove the archives of runs that have finished in study_path."""
+    done = [run_id for run_id in manifests(target)
+            if (study_path / run_id / "run.json").is_file()]
+    for run_id in done:
+        _drop(target / IN_FLIGHT, run_id)
+    return done
+
+
+def pack(study_path: Path, target: Path, min_cpu_s: float = DEFAULT_MIN_CPU_S) -> dict:
+    """Carry the study's unfinished runs (those with at least min_cpu_s of gem5 CPU time
+    saved) into target/in-flight/; an archive already as far along is left as it is.
+    Returns what was packed, kept, skipped and dropped."""
+    if min_cpu_s < 0:
+        raise StudyError(f"--min-cpu-s {min_cpu_s}: must be 0 or more (gem5 CPU seconds)")
+    folder = target / IN_FLIGHT
+    outcome = {"packed": [], "up_to_date": [], "too_short": [],
+               "dropped": drop_finished(study_path, target)}
+    carried = manifests(target)
+    for run_id, work, segments in unfinished(study_path):
+        for attempt in range(3):
+            segments = saved_segments(work)
+            done = progress_of(segments)
+            if done["cpu_seconds"] < min_cpu_s:
+                outcome["too_short"].append((run_id, done))
+                break
+            if carried.get(run_id, {}).get("segments", 0) >= done["segments"]:
+                outcome["up_to_date"].append((run_id, carried[run_id]))
+                break
+            snapshot = study_path / f".carry-{run_id}"
+            shutil.rmtree(snapshot, ignore_errors=True)
+            try:
+                _snapshot(segments, snapshot)
+            except FileNotFoundError:  # a segment was saved meanwhile: take the new one
+                shutil.rmtree(snapshot, ignore_errors=True)
+                if attempt == 2:
+                    raise
+                continue
+            folder.mkdir(parents=True, exist_ok=True)
+            started = time.monotonic()
+            console.print(f"carry: packing {run_id} ({done['segments']} segments, "
+                          f"{done['cpu_seconds']:,.0f} gem5 CPU-s)")
+            part = folder / f"{run_id}{ARCHIVE}.part"
+            with tarfile.open(part, "w:xz") as archive:
+                for directory in sorted(snapshot.iterdir()):
+                    archive.add(directory, arcname=directory.name)
+            shutil.rmtree(snapshot)
+            part.rename(folder / f"{run_id}{ARCHIVE}")
+            manifest = {"run_id": run_id, **done, "bytes": (folder / f"{run_id}{ARCHIVE}").stat().st_size,
+                        "packed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                        "host": this_host(), "pack_seconds": round(time.monotonic() - started, 1)}
+            (folder / f"{run_id}.json").write_text(json.dumps(manifest, indent=1) + "\n")
+            outcome["packed"].append((run_id, manifest))
+            break
+    return outcome
+
+
+def _safe_members(archive: tarfile.TarFile, name: str) -> list[tarfile.TarInfo]:
+    """Only plain files and folders below the archive's own root (no links, devices or
+    paths that climb out)."""
+    members = archive.getmembers()
+    for member in members:
+        parts = Path(member.name).parts
+        if member.name.startswith("/") or ".." in parts or not (member.isfile() or member.isdir()) \
+                or not parts[0].startswith("seg-"):
+            raise StudyError(f"{name}: member '{member.name}' is not a saved segment's file; "
+                             f"not unpacked")
+    return members
+
+
+def unpack(study_path: Path, target: Path) -> list[tuple[str, dict]]:
+    """Put the carried runs' segments into study_path/.checkpoints/ where this machine has
+    fewer saved segments of them (and has not finished them). Returns those unpacked."""
+    unpacked = []
+    for run_id, manifest in manifests(target).items():
+        if (study_path / run_id / "run.json").is_file():
+            continue
+        work = study_path / CHECKPOINTS / run_id
+        if len(saved_segments(work)) >= manifest["segments"]:
+            continue
+        source = target / IN_FLIGHT / f"{run_id}{ARCHIVE}"
+        if not source.is_file():
+            raise StudyError(f"{source}: missing, though {source.with_suffix('').with_suffix('.json')} "
+                             f"names it")
+        staging = work.with_name(f"{run_id}.unpacking")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        with tarfile.open(source, "r:xz") as archive:
+            archive.extractall(staging, members=_safe_members(archive, str(source)))
+        held = len(saved_segments(staging))
+        if held != manifest["segments"]:
+            shutil.rmtree(staging)
+            raise StudyError(f"{source}: holds {held} saved segments, its manifest says "
+                             f"{manifest['segments']}; not unpacked")
+        shutil.rmtree(work, ignore_errors=True)
+        staging.rename(work)
+        unpacked.append((run_id, manifest))
+    return unpacked

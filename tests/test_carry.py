@@ -1,0 +1,175 @@
+"""Unfinished gem5 runs carried to a new machine (reclaimstudy/carry.py): packed from one
+study folder's saved segments, unpacked into another's, never over a run that is further
+along or finished there. The real round trip through gem5 is in tests/test_gem5.py."""
+
+import io
+import json
+import shutil
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from reclaimstudy import carry
+from reclaimstudy.errors import StudyError
+from reclaimstudy.record import CHECKPOINTS
+
+RUN = "desktop-launch-baseline-desktop-hdd-64-r0-gem5-0123456789"
+
+
+def save_segment(work: Path, index: int, cpu_seconds: float = 500.0, keep_older_cpt=False):
+    """A segment as gem5_segments leaves it: outputs, complete.json, its checkpoint; the
+    one before loses its checkpoint (only the newest is kept)."""
+    directory = work / f"seg-{index:03d}"
+    (directory / "cpt").mkdir(parents=True)
+    (directory / "stats.txt").write_text(f"---------- Begin Simulation Statistics ----------\n"
+                                         f"simSeconds {index + 1}.0\n")
+    (directory / "board.pc.com_1.device").write_text(f"console of segment {index}\n")
+    (directory / "cpt" / "m5.cpt").write_text(f"[root]\nsegment={index}\n")
+    (directory / "cpt" / "board.physmem.store0.pmem").write_bytes(bytes(4096) * 64)
+    (directory / carry.COMPLETE).write_text(json.dumps(
+        {"status": "segment", "sim_seconds": 2.0 * (index + 1),
+         "host": {"cpu_seconds": cpu_seconds}, "segment": {"phases_begun": True}}))
+    if index and not keep_older_cpt:
+        shutil.rmtree(work / f"seg-{index - 1:03d}" / "cpt")
+    return directory
+
+
+def unfinished_run(study_path: Path, run_id: str = RUN, saved: int = 3, cpu_seconds=500.0):
+    work = study_path / CHECKPOINTS / run_id
+    for index in range(saved):
+        save_segment(work, index, cpu_seconds)
+    # The segment gem5 is writing when the session ends: no complete.json.
+    (work / f"seg-{saved:03d}").mkdir()
+    (work / f"seg-{saved:03d}" / "stats.txt").write_text("half written")
+    return work
+
+
+def files_of(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+def test_a_run_packed_on_one_machine_resumes_from_its_newest_checkpoint_on_another(tmp_path):
+    old, new, target = tmp_path / "old" / "study", tmp_path / "new" / "study", tmp_path / "published"
+    work = unfinished_run(old)
+    outcome = carry.pack(old, target, min_cpu_s=1000)
+    [(run_id, manifest)] = outcome["packed"]
+    assert run_id == RUN
+    assert {k: manifest[k] for k in ("segments", "sim_seconds", "cpu_seconds")} == \
+        {"segments": 3, "sim_seconds": 6.0, "cpu_seconds": 1500.0}
+    assert manifest["bytes"] == (target / carry.IN_FLIGHT / f"{RUN}.tar.xz").stat().st_size
+    assert json.loads((target / carry.IN_FLIGHT / f"{RUN}.json").read_text()) == manifest
+    # The zeros of a guest's memory pack small.
+    assert manifest["bytes"] < 64 * 4096 / 10
+
+    assert carry.unpack(new, target) == [(RUN, manifest)]
+    moved = new / CHECKPOINTS / RUN
+    assert carry.saved_segments(moved) == [moved / f"seg-{i:03d}" for i in range(3)]
+    saved = {k: v for k, v in files_of(work).items() if not k.startswith("seg-003")}
+    assert files_of(moved) == saved
+    assert (moved / "seg-002" / "cpt" / "m5.cpt").is_file()
+    assert not (moved / "seg-001" / "cpt").exists()
+
+
+def test_an_archive_already_as_far_along_is_kept_and_a_further_run_is_packed_again(tmp_path):
+    study, target = tmp_path / "study", tmp_path / "published"
+    work = unfinished_run(study, saved=2, cpu_seconds=800)
+    [(_, first)] = carry.pack(study, target)["packed"]
+    again = carry.pack(study, target)
+    assert again["packed"] == [] and [r for r, _ in again["up_to_date"]] == [RUN]
+    shutil.rmtree(work / "seg-002")
+    save_segment(work, 2, 800)
+    [(_, second)] = carry.pack(study, target)["packed"]
+    assert (first["segments"], second["segments"]) == (2, 3)
+
+
+def test_runs_with_little_saved_are_not_carried(tmp_path):
+    study, target = tmp_path / "study", tmp_path / "published"
+    unfinished_run(study, saved=2, cpu_seconds=300)
+    outcome = carry.pack(study, target, min_cpu_s=1200)
+    assert outcome["packed"] == []
+    assert [(r, m["cpu_seconds"]) for r, m in outcome["too_short"]] == [(RUN, 600.0)]
+    assert not (target / carry.IN_FLIGHT).exists()
+    with pytest.raises(StudyError, match=r"--min-cpu-s -1: must be 0 or more"):
+        carry.pack(study, target, min_cpu_s=-1)
+
+
+def test_finished_runs_and_runs_that_lost_their_disk_are_not_carried_and_finished_ones_dropped(
+        tmp_path):
+    study, target = tmp_path / "study", tmp_path / "published"
+    unfinished_run(study, saved=3, cpu_seconds=1000)
+    carry.pack(study, target)
+    lost = unfinished_run(study, run_id=RUN.replace("r0", "r1"), saved=3, cpu_seconds=1000)
+    (lost / carry.DISK_LOST).write_text("{}")
+    # The first run finishes here: its run.json is in place (its segments are gone too).
+    (study / RUN).mkdir()
+    (study / RUN / "run.json").write_text("{}")
+    outcome = carry.pack(study, target)
+    assert outcome["dropped"] == [RUN] and outcome["packed"] == []
+    assert list((target / carry.IN_FLIGHT).iterdir()) == []
+
+
+def test_unpacking_never_replaces_a_run_further_along_or_finished_here(tmp_path):
+    old, new, target = tmp_path / "old", tmp_path / "new", tmp_path / "published"
+    unfinished_run(old, saved=2, cpu_seconds=1000)
+    carry.pack(old, target)
+    here = unfinished_run(new, saved=3, cpu_seconds=1)
+    before = files_of(here)
+    assert carry.unpack(new, target) == []
+    assert files_of(here) == before
+    shutil.rmtree(here)
+    (new / RUN).mkdir()
+    (new / RUN / "run.json").write_text("{}")
+    assert carry.unpack(new, target) == []
+    assert not here.exists()
+
+
+def test_a_segment_saved_while_packing_is_taken_instead_of_the_checkpoint_it_deleted(
+        tmp_path, monkeypatch):
+    study, target = tmp_path / "study", tmp_path / "published"
+    work = unfinished_run(study, saved=2, cpu_seconds=1000)
+    real = carry._snapshot
+    calls = []
+
+    def sweep_saves_a_segment_first(segments, into):
+        # As the sweep does between our listing and our links: seg-002 saved, seg-001's
+        # checkpoint deleted.
+        if not calls:
+            shutil.rmtree(work / "seg-002")
+            save_segment(work, 2, 1000)
+        calls.append(len(segments))
+        real(segments, into)
+    monkeypatch.setattr(carry, "_snapshot", sweep_saves_a_segment_first)
+    [(_, manifest)] = carry.pack(study, target)["packed"]
+    assert calls == [2, 3]
+    assert manifest["segments"] == 3
+    assert not list(study.glob(".carry-*"))
+
+
+def test_an_archive_with_anything_but_segment_files_is_refused(tmp_path):
+    new, target = tmp_path / "new", tmp_path / "published"
+    folder = target / carry.IN_FLIGHT
+    folder.mkdir(parents=True)
+    with tarfile.open(folder / f"{RUN}.tar.xz", "w:xz") as archive:
+        data = b"x"
+        member = tarfile.TarInfo("seg-000/../../../escaped")
+        member.size = len(data)
+        archive.addfile(member, io.BytesIO(data))
+    (folder / f"{RUN}.json").write_text(json.dumps({"run_id": RUN, "segments": 1}))
+    with pytest.raises(StudyError, match=r"member 'seg-000/\.\./\.\./\.\./escaped' is not a "
+                                         r"saved segment's file"):
+        carry.unpack(new, target)
+    assert not (tmp_path / "escaped").exists()
+    assert not (new / CHECKPOINTS / RUN).exists()
+
+
+def test_an_archive_short_of_its_manifest_is_refused(tmp_path):
+    old, new, target = tmp_path / "old", tmp_path / "new", tmp_path / "published"
+    unfinished_run(old, saved=2, cpu_seconds=1000)
+    carry.pack(old, target)
+    manifest = target / carry.IN_FLIGHT / f"{RUN}.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "segments": 5}))
+    with pytest.raises(StudyError, match=r"holds 2 saved segments, its manifest says 5"):
+        carry.unpack(new, target)
+    assert not (new / CHECKPOINTS / RUN).exists()
