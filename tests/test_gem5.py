@@ -233,7 +233,7 @@ def simulated_stats(run_dir: Path) -> list[dict]:
 
 
 @needs_gem5
-def test_a_gem5_run_killed_in_its_second_phase_resumes_and_ends_as_if_never_killed(tmp_path):
+def test_a_gem5_run_killed_in_its_second_phase_resumes_here_or_carried_as_if_never_killed(tmp_path):
     import signal
     import subprocess
     import sys
@@ -266,6 +266,10 @@ def test_a_gem5_run_killed_in_its_second_phase_resumes_and_ends_as_if_never_kill
     os.killpg(victim.pid, signal.SIGKILL)
     victim.wait()
     killed_seconds = time.monotonic() - started
+    # Carried as to a new machine (reclaimstudy/carry.py), to be resumed there below.
+    from reclaimstudy import carry
+    packed = carry.pack(results / "segments", tmp_path / "published", min_cpu_s=0)["packed"]
+    assert [run_id for run_id, _ in packed] == [whole["run_id"]]
     resumed = runs.execute(spec, backend, results, timeout_s=3600)
     assert resumed["status"] == "ok", resumed["reason"]
     assert resumed["backend_info"]["resumed_at_segment"] >= first_phase_end + 2
@@ -283,6 +287,19 @@ def test_a_gem5_run_killed_in_its_second_phase_resumes_and_ends_as_if_never_kill
           f"uninterrupted {whole['wall_seconds']:.1f} s: lost {lost:.1f} s; "
           f"{len(segments)} segments, the longest {longest:.1f} s")
     assert lost <= longest + 60, lost
+
+    # The carried segments, unpacked into another results folder, resume to the same run.
+    moved = tmp_path / "moved"
+    assert [run_id for run_id, _ in carry.unpack(moved / "segments", tmp_path / "published")] \
+        == [whole["run_id"]]
+    carried = runs.execute(spec, backend, moved, timeout_s=3600)
+    assert carried["status"] == "ok", carried["reason"]
+    assert carried["backend_info"]["resumed_at_segment"] == packed[0][1]["segments"]
+    carried_dir = moved / "segments" / carried["run_id"]
+    assert simulated_stats(carried_dir) == simulated_stats(whole_dir)
+    assert (carried_dir / "events.jsonl").read_text() == (whole_dir / "events.jsonl").read_text()
+    assert {s["gem5_sha256"] for s in json.loads((carried_dir / "segments.json").read_text())} \
+        == {carried["artefacts"]["gem5"]["sha256"]}
 
 
 @needs_gem5
