@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from reclaimstudy.errors import StudyError
-from reclaimstudy.gem5_segments import COMPLETE, DISK_LOST
+from reclaimstudy.gem5_segments import COMPLETE, DISK_LOST, saved_progress, saved_segments
 from reclaimstudy.progress import console
 from reclaimstudy.record import CHECKPOINTS, this_host
 
@@ -34,24 +34,6 @@ IN_FLIGHT = "in-flight"
 ARCHIVE = ".tar.xz"
 # Below this much gem5 CPU time saved, a run is cheaper to redo than to commit.
 DEFAULT_MIN_CPU_S = 1200.0
-
-
-def saved_segments(work: Path) -> list[Path]:
-    """The segments of `work` that saved their checkpoint, in order. Read only: a sweep may
-    be writing the next one (gem5_segments.completed, which tidies, is the sweep's)."""
-    found = []
-    while (work / f"seg-{len(found):03d}" / COMPLETE).is_file():
-        found.append(work / f"seg-{len(found):03d}")
-    return found
-
-
-def progress_of(segments: list[Path]) -> dict:
-    """Saved segments, the simulated time reached and gem5's CPU time over them."""
-    results = [json.loads((d / COMPLETE).read_text()) for d in segments]
-    return {"segments": len(segments),
-            "sim_seconds": results[-1].get("sim_seconds") if results else None,
-            "cpu_seconds": round(sum(r.get("host", {}).get("cpu_seconds") or 0
-                                     for r in results), 1)}
 
 
 def unfinished(study_path: Path) -> list[tuple[str, Path, list[Path]]]:
@@ -112,7 +94,7 @@ def pack(study_path: Path, target: Path, min_cpu_s: float = DEFAULT_MIN_CPU_S) -
     for run_id, work, segments in unfinished(study_path):
         for attempt in range(3):
             segments = saved_segments(work)
-            done = progress_of(segments)
+            done = saved_progress(segments)
             if done["cpu_seconds"] < min_cpu_s:
                 outcome["too_short"].append((run_id, done))
                 break

@@ -66,13 +66,29 @@ def progress(work: Path) -> str | None:
     """How far a segmented run has got, for a sweep's status line: its saved segments, the
     simulated time its newest checkpoint reached (gem5's clock, boot included) and the
     simulator's CPU time over them; None before the first segment is saved."""
-    saved = [d for d in sorted(work.glob("seg-*")) if (d / COMPLETE).is_file()]
-    if not saved:
+    saved = saved_progress(saved_segments(work))
+    if not saved["segments"]:
         return None
-    results = [json.loads((d / COMPLETE).read_text()) for d in saved]
-    cpu = sum(r.get("host", {}).get("cpu_seconds") or 0 for r in results)
-    return (f"{len(saved)} segment(s) saved, simulated to {results[-1]['sim_seconds']:.1f} s, "
-            f"{cpu:,.0f} gem5 CPU-s")
+    return (f"{saved['segments']} segment(s) saved, simulated to {saved['sim_seconds']:.1f} s, "
+            f"{saved['cpu_seconds']:,.0f} gem5 CPU-s")
+
+
+def saved_segments(work: Path) -> list[Path]:
+    """The segments of `work` that saved their checkpoint, in order. Read only: a sweep may
+    be writing the next one (completed, which tidies, is the sweep's)."""
+    found = []
+    while (work / f"seg-{len(found):03d}" / COMPLETE).is_file():
+        found.append(work / f"seg-{len(found):03d}")
+    return found
+
+
+def saved_progress(segments: list[Path]) -> dict:
+    """Saved segments, the simulated time reached and gem5's CPU time over them."""
+    results = [json.loads((d / COMPLETE).read_text()) for d in segments]
+    return {"segments": len(segments),
+            "sim_seconds": results[-1].get("sim_seconds") if results else None,
+            "cpu_seconds": round(sum(r.get("host", {}).get("cpu_seconds") or 0
+                                     for r in results), 1)}
 
 
 def run_segmented(simulate, params: dict, boot_checkpoint: Path, every_sim_s: float,

@@ -17,7 +17,7 @@ from reclaimstudy.record import CHECKPOINTS
 RUN = "desktop-launch-baseline-desktop-hdd-64-r0-gem5-0123456789"
 
 
-def save_segment(work: Path, index: int, cpu_seconds: float = 500.0, keep_older_cpt=False):
+def save_segment(work: Path, index: int, cpu_seconds: float = 500.0):
     """A segment as gem5_segments leaves it: outputs, complete.json, its checkpoint; the
     one before loses its checkpoint (only the newest is kept)."""
     directory = work / f"seg-{index:03d}"
@@ -30,7 +30,7 @@ def save_segment(work: Path, index: int, cpu_seconds: float = 500.0, keep_older_
     (directory / carry.COMPLETE).write_text(json.dumps(
         {"status": "segment", "sim_seconds": 2.0 * (index + 1),
          "host": {"cpu_seconds": cpu_seconds}, "segment": {"phases_begun": True}}))
-    if index and not keep_older_cpt:
+    if index:
         shutil.rmtree(work / f"seg-{index - 1:03d}" / "cpt")
     return directory
 
