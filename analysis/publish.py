@@ -1,6 +1,6 @@
 """A study published into the repository: `results/published/<study>/` holds each
 current run's run.json (as `<run_id>/run.json`, where the report's links look), the
-tidy table (`report/table.parquet` and `.csv`), the report built from those two alone,
+tidy table (`report/table.parquet` and `.csv.gz`), the report built from those two alone,
 the sweep log (`sweeps.jsonl`: every sweep that made the runs, on every machine), and
 `findings.md`, what we found and the evidence, written by hand and kept across
 publishing. Raw gem5 output (stats.txt), consoles and events stay out: they are large, and
@@ -137,7 +137,7 @@ def _report_in(study, target: Path) -> dict:
         raise StudyError(f"{stem.with_suffix('.parquet')} names {len(missing)} runs whose "
                          f"run.json is not in {target} (first: {missing[0]}); publish again")
     return write_report(study, table, kept, kept, report,
-                        [stem.with_suffix(".csv"), stem.with_suffix(".parquet")],
+                        [stem.with_name(stem.name + ".csv.gz"), stem.with_suffix(".parquet")],
                         source=f"results/{PUBLISHED}/{study.name}/",
                         findings_path=target / FINDINGS, sweep_log=target / sweeplog.LOG)
 

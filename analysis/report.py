@@ -398,7 +398,7 @@ def html_body(markdown: str, out: Path) -> str:
 
 
 def build_report(study, results: Path) -> dict:
-    """Write results/<study>/report/{report.md,report.html,table.csv,table.parquet,plots/}
+    """Write results/<study>/report/{report.md,report.html,table.csv.gz,table.parquet,plots/}
     from the study's run directories."""
     study_path = results / study.name
     found = study_runs(study_path, study.name)

@@ -90,6 +90,21 @@ def test_publishing_again_drops_runs_the_source_no_longer_has(published):
     assert not target.with_name("smoke.new").exists() and not target.with_name("smoke.old").exists()
 
 
+def test_the_published_csv_is_gzipped_holds_the_table_and_is_the_same_bytes_again(published):
+    results, _, _ = published
+    report = published_dir("smoke", results) / "report"
+    assert not (report / "table.csv").exists()
+    gz = report / "table.csv.gz"
+    assert gz.read_bytes()[:2] == b"\x1f\x8b"  # gzip's magic number
+    parquet = pd.read_parquet(report / "table.parquet")
+    assert len(pd.read_csv(gz)) == len(parquet)
+    assert list(pd.read_csv(gz)["run_id"]) == list(parquet["run_id"])
+    before = gz.read_bytes()
+    publish(load_study("smoke"), results)  # the same runs again: git sees no change
+    assert gz.read_bytes() == before
+    assert "table.csv.gz" in (report / "report.md").read_text()
+
+
 def test_a_published_table_naming_a_run_without_its_record_is_refused(published):
     results, _, _ = published
     target = published_dir("smoke", results)
