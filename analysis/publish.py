@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.report import FINDINGS, PUBLISHED, write_report
-from analysis.table import SET_ASIDE_BEFORE, export, folder_table
+from analysis.table import SET_ASIDE_BEFORE, export, export_paths, folder_table
 from reclaimstudy import carry, sweeplog
 from reclaimstudy.errors import StudyError
 from reclaimstudy.locks import exclusive
@@ -137,7 +137,7 @@ def _report_in(study, target: Path) -> dict:
         raise StudyError(f"{stem.with_suffix('.parquet')} names {len(missing)} runs whose "
                          f"run.json is not in {target} (first: {missing[0]}); publish again")
     return write_report(study, table, kept, kept, report,
-                        [stem.with_name(stem.name + ".csv.gz"), stem.with_suffix(".parquet")],
+                        export_paths(stem),
                         source=f"results/{PUBLISHED}/{study.name}/",
                         findings_path=target / FINDINGS, sweep_log=target / sweeplog.LOG)
 

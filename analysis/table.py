@@ -281,12 +281,17 @@ def runs_table(kept: list[PublishedRun], superseded: int = 0, outdated: int = 0
     return table
 
 
+def export_paths(stem: Path) -> list[Path]:
+    """Where `export` writes the table: the gzipped CSV, then the Parquet."""
+    return [stem.with_name(stem.name + ".csv.gz"), stem.with_suffix(".parquet")]
+
+
 def export(table: pd.DataFrame, stem: Path) -> list[Path]:
     """The table as gzipped CSV and Parquet beside each other. The CSV is gzipped because
     plain it grew ~45 KiB per run (7 MiB at 160 runs), too large to keep in git; a zero
     mtime keeps the same table the same bytes, so publishing again changes nothing."""
     stem.parent.mkdir(parents=True, exist_ok=True)
-    csv, parquet = stem.with_name(stem.name + ".csv.gz"), stem.with_suffix(".parquet")
+    csv, parquet = export_paths(stem)
     table.to_csv(csv, index=False, compression={"method": "gzip", "mtime": 0})
     table.to_parquet(parquet, index=False)
     return [csv, parquet]
