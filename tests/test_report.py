@@ -477,7 +477,7 @@ def test_each_seed_row_links_to_the_runs_of_its_policies(report):
         assert int(count) == sum(line.count("run.json") for line in listed) > 0
 
 
-def test_rebuilds_of_one_simulator_share_an_entry_that_names_each_binary():
+def test_rebuilds_of_one_simulator_share_an_entry_that_counts_each_binarys_runs():
     from analysis.report import _inputs
 
     def run(sha256, simulator="s1"):
@@ -489,7 +489,8 @@ def test_rebuilds_of_one_simulator_share_an_entry_that_names_each_binary():
         return PublishedRun(Path("."), made)
 
     entries = _inputs([run("a" * 64), run("b" * 64), run("a" * 64)])
-    assert len(entries) == 1 and entries[0]["binaries"] == ["a" * 64, "b" * 64]
+    assert len(entries) == 1 and entries[0]["binaries"] == {"a" * 64: 2, "b" * 64: 1}
+    assert list(entries[0]["binaries"]) == ["a" * 64, "b" * 64]  # first seen, first named
     assert len(_inputs([run("a" * 64), run("c" * 64, simulator="s2")])) == 2
 
 
