@@ -11,6 +11,7 @@ import json
 import re
 import textwrap
 import time
+from collections import Counter
 from pathlib import Path
 
 import matplotlib
@@ -155,13 +156,13 @@ def _inputs(kept: list[PublishedRun]) -> list[dict]:
             "backend": record["backend"], "system": record["system_name"],
             "profile": run.identity["system"], "kernel": artefacts.get("kernel", {}),
             "image": artefacts.get("image", {}), "gem5": artefacts.get("gem5"),
-            "qemu": artefacts.get("qemu"), "runs": 0, "binaries": {}})
+            "qemu": artefacts.get("qemu"), "runs": 0, "binaries": Counter()})
         entry["runs"] += 1
         # Rebuilds of one simulator (same key, another compile time) share an entry;
         # each binary is named with how many runs it made, in order of first appearance.
         binary = (artefacts.get("gem5") or {}).get("sha256")
         if binary:
-            entry["binaries"][binary] = entry["binaries"].get(binary, 0) + 1
+            entry["binaries"][binary] += 1
     return list(seen.values())
 
 
