@@ -5,8 +5,10 @@ A segmented gem5 run keeps its saved segments on the machine that runs it
 session (the desktop's 1.7-2.4 hours, once gem5 is built on a new machine) would start
 from its boot on every new machine and never finish. `./study carry STUDY` packs each
 unfinished run's saved segments (their outputs and the newest checkpoint) into
-results/published/STUDY/in-flight/RUN_ID.tar.xz, beside a small RUN_ID.json that says how
-far it got; they are committed with the study. `./study publish STUDY --restore` unpacks
+results/published/STUDY/in-flight/, an xz tar split into parts of at most 4 MiB
+(RUN_ID.tar.xz.000, .001, ...: a repository keeps no file over 5 MiB) beside a small
+RUN_ID.json that says how far it got and each part's size and sha256; they are
+committed with the study. `./study publish STUDY --restore` unpacks
 them on the next machine, and the sweep resumes each from its newest checkpoint. That
 is what any segment boundary is anyway (a restore), so a carried run is the run never
 interrupted, as long as the next machine's gem5 simulates as the last one's did (the
@@ -18,6 +20,7 @@ An archive is dropped once its run has finished (its run.json is in the study fo
 when the study is carried or published again.
 """
 
+import hashlib
 import json
 import os
 import shutil
@@ -32,6 +35,8 @@ from reclaimstudy.record import CHECKPOINTS, this_host
 
 IN_FLIGHT = "in-flight"
 ARCHIVE = ".tar.xz"
+# The largest part of a split archive: under the 5 MiB a file in the repository may be.
+PART_BYTES = 4 * 2**20
 # Below this much gem5 CPU time saved, a run is cheaper to redo than to commit.
 DEFAULT_MIN_CPU_S = 1200.0
 
@@ -68,8 +73,48 @@ def manifests(target: Path) -> dict[str, dict]:
 
 
 def _drop(folder: Path, run_id: str) -> None:
-    for suffix in (ARCHIVE, ".json"):
-        (folder / f"{run_id}{suffix}").unlink(missing_ok=True)
+    """Remove a carried run: its parts (or the single archive that carry made before it
+    split them), then its manifest."""
+    for path in [folder / f"{run_id}{ARCHIVE}", *folder.glob(f"{run_id}{ARCHIVE}.[0-9][0-9][0-9]")]:
+        path.unlink(missing_ok=True)
+    (folder / f"{run_id}.json").unlink(missing_ok=True)
+
+
+def _split(archive: Path, folder: Path, run_id: str, part_bytes: int) -> list[dict]:
+    """Cut archive into folder/RUN_ID.tar.xz.NNN of at most part_bytes each; returns
+    each part's name, size and sha256 (in order)."""
+    parts = []
+    with archive.open("rb") as whole:
+        while chunk := whole.read(part_bytes):
+            name = f"{run_id}{ARCHIVE}.{len(parts):03d}"
+            (folder / name).write_bytes(chunk)
+            parts.append({"name": name, "bytes": len(chunk),
+                          "sha256": hashlib.sha256(chunk).hexdigest()})
+    return parts
+
+
+def _join(folder: Path, run_id: str, manifest: dict, into: Path) -> None:
+    """Write the carried archive of run_id to into: its parts end to end, each checked
+    against the manifest, or the single archive of a run carried before parts."""
+    if "parts" not in manifest:
+        single = folder / f"{run_id}{ARCHIVE}"
+        if not single.is_file():
+            raise StudyError(f"{single}: missing, though {folder / f'{run_id}.json'} names it")
+        shutil.copyfile(single, into)
+        return
+    with into.open("wb") as whole:
+        for part in manifest["parts"]:
+            path = folder / part["name"]
+            if not path.is_file():
+                raise StudyError(f"{path}: missing, though {folder / f'{run_id}.json'} names it "
+                                 f"(part {manifest['parts'].index(part) + 1} of "
+                                 f"{len(manifest['parts'])}); not unpacked")
+            data = path.read_bytes()
+            if hashlib.sha256(data).hexdigest() != part["sha256"]:
+                raise StudyError(f"{path}: sha256 {hashlib.sha256(data).hexdigest()[:16]}, its "
+                                 f"manifest says {part['sha256'][:16]} (damaged or from another "
+                                 f"packing); not unpacked")
+            whole.write(data)
 
 
 def drop_finished(study_path: Path, target: Path) -> list[str]:
@@ -81,7 +126,8 @@ def drop_finished(study_path: Path, target: Path) -> list[str]:
     return done
 
 
-def pack(study_path: Path, target: Path, min_cpu_s: float = DEFAULT_MIN_CPU_S) -> dict:
+def pack(study_path: Path, target: Path, min_cpu_s: float = DEFAULT_MIN_CPU_S,
+         part_bytes: int = PART_BYTES) -> dict:
     """Carry the study's unfinished runs (those with at least min_cpu_s of gem5 CPU time
     saved) into target/in-flight/; an archive already as far along is left as it is.
     Returns what was packed, kept, skipped and dropped."""
@@ -114,13 +160,18 @@ def pack(study_path: Path, target: Path, min_cpu_s: float = DEFAULT_MIN_CPU_S) -
             started = time.monotonic()
             console.print(f"carry: packing {run_id} ({done['segments']} segments, "
                           f"{done['cpu_seconds']:,.0f} gem5 CPU-s)")
-            part = folder / f"{run_id}{ARCHIVE}.part"
-            with tarfile.open(part, "w:xz") as archive:
+            # Packed outside the published folder, then split into it: an interrupted
+            # packing leaves the run's earlier parts and manifest as they were.
+            whole = study_path / f".carry-{run_id}{ARCHIVE}"
+            with tarfile.open(whole, "w:xz") as archive:
                 for directory in sorted(snapshot.iterdir()):
                     archive.add(directory, arcname=directory.name)
             shutil.rmtree(snapshot)
-            part.rename(folder / f"{run_id}{ARCHIVE}")
-            manifest = {"run_id": run_id, **done, "bytes": (folder / f"{run_id}{ARCHIVE}").stat().st_size,
+            _drop(folder, run_id)
+            parts = _split(whole, folder, run_id, part_bytes)
+            whole.unlink()
+            manifest = {"run_id": run_id, **done, "bytes": sum(p["bytes"] for p in parts),
+                        "parts": parts,
                         "packed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                         "host": this_host(), "pack_seconds": round(time.monotonic() - started, 1)}
             (folder / f"{run_id}.json").write_text(json.dumps(manifest, indent=1) + "\n")
@@ -153,14 +204,21 @@ def unpack(study_path: Path, target: Path) -> list[tuple[str, dict]]:
         if len(saved_segments(work)) >= manifest["segments"]:
             continue
         source = target / IN_FLIGHT / f"{run_id}{ARCHIVE}"
-        if not source.is_file():
-            raise StudyError(f"{source}: missing, though {source.with_suffix('').with_suffix('.json')} "
-                             f"names it")
+        if manifest.get("parts"):
+            source = source.with_name(f"{source.name}.000-{len(manifest['parts']) - 1:03d}")
         staging = work.with_name(f"{run_id}.unpacking")
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
-        with tarfile.open(source, "r:xz") as archive:
-            archive.extractall(staging, members=_safe_members(archive, str(source)))
+        joined = work.with_name(f"{run_id}.joined{ARCHIVE}")
+        try:
+            _join(target / IN_FLIGHT, run_id, manifest, joined)
+            with tarfile.open(joined, "r:xz") as archive:
+                archive.extractall(staging, members=_safe_members(archive, str(source)))
+        except StudyError:
+            shutil.rmtree(staging)
+            raise
+        finally:
+            joined.unlink(missing_ok=True)
         held = len(saved_segments(staging))
         if held != manifest["segments"]:
             shutil.rmtree(staging)

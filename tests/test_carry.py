@@ -4,6 +4,7 @@ along or finished there. The real round trip through gem5 is in tests/test_gem5.
 
 import io
 import json
+import random
 import shutil
 import tarfile
 from pathlib import Path
@@ -58,7 +59,8 @@ def test_a_run_packed_on_one_machine_resumes_from_its_newest_checkpoint_on_anoth
     assert run_id == RUN
     assert {k: manifest[k] for k in ("segments", "sim_seconds", "cpu_seconds")} == \
         {"segments": 3, "sim_seconds": 6.0, "cpu_seconds": 1500.0}
-    assert manifest["bytes"] == (target / carry.IN_FLIGHT / f"{RUN}.tar.xz").stat().st_size
+    assert [part["name"] for part in manifest["parts"]] == [f"{RUN}.tar.xz.000"]
+    assert manifest["bytes"] == (target / carry.IN_FLIGHT / f"{RUN}.tar.xz.000").stat().st_size
     assert json.loads((target / carry.IN_FLIGHT / f"{RUN}.json").read_text()) == manifest
     # The zeros of a guest's memory pack small.
     assert manifest["bytes"] < 64 * 4096 / 10
@@ -173,3 +175,78 @@ def test_an_archive_short_of_its_manifest_is_refused(tmp_path):
     with pytest.raises(StudyError, match=r"holds 2 saved segments, its manifest says 5"):
         carry.unpack(new, target)
     assert not (new / CHECKPOINTS / RUN).exists()
+
+
+def incompressible_run(study_path: Path, saved: int = 2) -> Path:
+    """A run whose newest checkpoint's memory does not pack small (a guest's page cache)."""
+    work = unfinished_run(study_path, saved=saved, cpu_seconds=1000)
+    (work / f"seg-{saved - 1:03d}" / "cpt" / "board.physmem.store0.pmem").write_bytes(
+        random.Random(18).randbytes(50_000))
+    return work
+
+
+def test_an_archive_over_a_part_is_split_into_parts_that_join_back_whole(tmp_path):
+    old, new, target = tmp_path / "old", tmp_path / "new", tmp_path / "published"
+    work = incompressible_run(old)
+    [(_, manifest)] = carry.pack(old, target, part_bytes=16_000)["packed"]
+    folder = target / carry.IN_FLIGHT
+    sizes = [(folder / part["name"]).stat().st_size for part in manifest["parts"]]
+    assert len(sizes) == 4 and max(sizes) == 16_000 and sizes[-1] < 16_000
+    assert [part["bytes"] for part in manifest["parts"]] == sizes and sum(sizes) == manifest["bytes"]
+    assert sorted(p.name for p in folder.iterdir()) == \
+        [f"{RUN}.json"] + [f"{RUN}.tar.xz.{i:03d}" for i in range(4)]
+    assert not list(old.glob(".carry-*"))
+
+    carry.unpack(new, target)
+    saved = {k: v for k, v in files_of(work).items() if not k.startswith("seg-002")}
+    assert files_of(new / CHECKPOINTS / RUN) == saved
+    assert not list((new / CHECKPOINTS).glob(f"{RUN}.*"))
+
+
+def test_packing_again_replaces_every_part_of_the_run_carried_before(tmp_path):
+    study, target = tmp_path / "study", tmp_path / "published"
+    work = incompressible_run(study, saved=2)
+    carry.pack(study, target, part_bytes=8_000)
+    folder = target / carry.IN_FLIGHT
+    assert len(list(folder.glob(f"{RUN}.tar.xz.*"))) == 7
+    shutil.rmtree(work / "seg-002")
+    save_segment(work, 2, 1000)  # its checkpoint's memory is zeros: packs into one part
+    [(_, manifest)] = carry.pack(study, target, part_bytes=8_000)["packed"]
+    assert sorted(p.name for p in folder.iterdir()) == [f"{RUN}.json", f"{RUN}.tar.xz.000"]
+    assert manifest["segments"] == 3
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda part: part.write_bytes(part.read_bytes()[:-1] + b"!"),
+     r"tar\.xz\.001: sha256 [0-9a-f]{16}, its manifest says [0-9a-f]{16} \(damaged"),
+    (lambda part: part.unlink(),
+     r"tar\.xz\.001: missing, though .*\.json names it \(part 2 of 4\)"),
+])
+def test_a_damaged_or_missing_part_is_refused_and_nothing_is_unpacked(tmp_path, damage, message):
+    old, new, target = tmp_path / "old", tmp_path / "new", tmp_path / "published"
+    incompressible_run(old)
+    carry.pack(old, target, part_bytes=16_000)
+    damage(target / carry.IN_FLIGHT / f"{RUN}.tar.xz.001")
+    with pytest.raises(StudyError, match=message):
+        carry.unpack(new, target)
+    assert not (new / CHECKPOINTS / RUN).exists()
+    assert not list((new / CHECKPOINTS).glob(f"{RUN}.*"))
+
+
+def test_a_run_carried_as_one_archive_before_parts_still_unpacks_and_is_replaced_by_parts(
+        tmp_path):
+    old, new, target = tmp_path / "old", tmp_path / "new", tmp_path / "published"
+    work = unfinished_run(old, saved=2, cpu_seconds=1000)
+    folder = target / carry.IN_FLIGHT
+    folder.mkdir(parents=True)
+    with tarfile.open(folder / f"{RUN}.tar.xz", "w:xz") as archive:
+        for segment in carry.saved_segments(work):
+            archive.add(segment, arcname=segment.name)
+    (folder / f"{RUN}.json").write_text(json.dumps({"run_id": RUN, "segments": 2}))
+    assert [r for r, _ in carry.unpack(new, target)] == [RUN]
+    assert len(carry.saved_segments(new / CHECKPOINTS / RUN)) == 2
+
+    shutil.rmtree(work / "seg-002")
+    save_segment(work, 2, 1000)
+    carry.pack(old, target)
+    assert sorted(p.name for p in folder.iterdir()) == [f"{RUN}.json", f"{RUN}.tar.xz.000"]

@@ -348,7 +348,7 @@ def test_unfinished_runs_are_carried_kept_by_publishing_until_they_finish_and_re
 
     publish(study, results)  # the folder is made anew: the carried run stays in it
     assert sorted(carry.manifests(target)) == ["smoke-unfinished"]
-    assert (target / carry.IN_FLIGHT / "smoke-unfinished.tar.xz").is_file()
+    assert (target / carry.IN_FLIGHT / "smoke-unfinished.tar.xz.000").is_file()
 
     shutil.rmtree(results / "smoke")  # a new machine
     assert restore(study, results) == 18
