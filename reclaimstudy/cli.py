@@ -231,7 +231,8 @@ def cmd_carry(args) -> int:
     for run_id, m in outcome["packed"]:
         console.print(f"packed {run_id}: {m['segments']} segments, simulated to "
                       f"{m['sim_seconds']:.1f} s, {m['cpu_seconds']:,.0f} gem5 CPU-s, "
-                      f"{m['bytes'] / 2**20:.1f} MiB in {m['pack_seconds']:.0f} s")
+                      f"{m['bytes'] / 2**20:.1f} MiB in {len(m['parts'])} part(s), packed in "
+                      f"{m['pack_seconds']:.0f} s")
     for run_id, m in outcome["up_to_date"]:
         console.print(f"kept {run_id}: already carried as far ({m['segments']} segments)")
     for run_id, m in outcome["too_short"]:

@@ -250,3 +250,21 @@ def test_a_run_carried_as_one_archive_before_parts_still_unpacks_and_is_replaced
     save_segment(work, 2, 1000)
     carry.pack(old, target)
     assert sorted(p.name for p in folder.iterdir()) == [f"{RUN}.json", f"{RUN}.tar.xz.000"]
+
+
+def test_the_command_says_how_much_it_packed_and_into_how_many_parts(tmp_path, capsys):
+    import pandas as pd
+
+    from reclaimstudy.cli import main
+    report = tmp_path / "published" / "smoke" / "report"
+    report.mkdir(parents=True)
+    pd.DataFrame({"run_id": ["x"]}).to_parquet(report / "table.parquet")
+    unfinished_run(tmp_path / "smoke", saved=2, cpu_seconds=700)
+    assert main(["carry", "smoke", "--results", str(tmp_path)]) == 0
+    out = " ".join(capsys.readouterr().err.split())  # the console writes to stderr
+    assert f"packed {RUN}: 2 segments, simulated to 4.0 s, 1,400 gem5 CPU-s, 0.0 MiB in 1 " \
+           f"part(s)" in out
+    assert "commit " in out and "in-flight" in out
+    assert main(["carry", "smoke", "--results", str(tmp_path)]) == 0
+    assert f"kept {RUN}: already carried as far (2 segments)" in \
+        " ".join(capsys.readouterr().err.split())
