@@ -123,6 +123,12 @@ GEM5 = [
     (MetricSpec("disk_position_ticks", "ticks", "time", "lower",
                 "disk media's time seeking and waiting for rotation, summed"),
      r"\.timing\.(seekTicks|rotationTicks)$", "sum"),
+    # The hard disk model's commands that began where the one before ended: no seek and
+    # no rotation, only the transfer. Where positioning is most of the disk's time (the
+    # desktop), the commands that jump (DISK_JUMPS) are what a policy's run time follows.
+    (MetricSpec("disk_sequential", "commands", "count", "higher",
+                "disk commands that began where the one before ended (no seek or rotation)"),
+     r"\.timing\.sequential$", "sum"),
 ]
 # The core clock's period in ticks, to turn simTicks into cycles.
 CLOCK_KEY = "board.clk_domain.clock"
@@ -138,6 +144,9 @@ TICKS_PER_SECOND = 1e12
 QUIET = MetricSpec("quiet_s", "s", "time", "lower",
                    "simulated time with neither the CPU nor a disk busy (a lower bound)")
 IPC = MetricSpec("ipc", "ratio", "ratio", "higher", "instructions per cycle")
+DISK_JUMPS = MetricSpec("disk_jumps", "commands", "count", "lower",
+                        "disk commands that had to seek or wait for rotation (all but the "
+                        "sequential ones)")
 
 # A segmented gem5 run (reclaimstudy/gem5_segments.py) may cut a phase's statistics into
 # blocks at its checkpoints. Joining them: a counter adds; a ratio is averaged weighted

@@ -15,8 +15,9 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.gem5stats import StatsError, select_values
-from analysis.metrics import (BLOCK_WEIGHTS, CLOCK_KEY, CLOCK_PERIOD, GEM5, GUEST_MEMORY, IPC,
-                              PERTURBATION, PHASE_SECONDS, QUIET, RECLAIM_EFFICIENCY,
+from analysis.metrics import (BLOCK_WEIGHTS, CLOCK_KEY, CLOCK_PERIOD, DISK_JUMPS, GEM5,
+                              GUEST_MEMORY, IPC, PERTURBATION, PHASE_SECONDS, QUIET,
+                              RECLAIM_EFFICIENCY,
                               TICKS_PER_SECOND, VMSTAT, VMSTAT_LEVELS, VMSTAT_START_LEVELS)
 from analysis.records import phase_spans, phase_vmstat_deltas, read_events, workload_metrics
 from reclaimstudy.errors import StudyError
@@ -119,6 +120,9 @@ def gem5_rows(run_dir: Path, phases: list[str]) -> list[dict]:
                  for spec, _, _ in GEM5_COMPILED if spec.name in found]
         if found.get("cycles") and "instructions" in found:
             rows.append(row(IPC, "gem5", phase, found["instructions"] / found["cycles"]))
+        if {"disk_reads", "disk_writes", "disk_sequential"} <= found.keys():
+            rows.append(row(DISK_JUMPS, "gem5", phase, found["disk_reads"] + found["disk_writes"]
+                            - found["disk_sequential"]))
         if None not in block_quiet:
             rows.append(row(QUIET, "gem5", phase, sum(block_quiet)))
     return rows

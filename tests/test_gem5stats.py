@@ -185,6 +185,12 @@ def test_the_disks_commands_and_positioning_time_are_read_per_phase():
     assert value["random", "disk_position_ticks"] == 202875575669 + 828763095367
     assert value["sequential", "disk_position_ticks"] == 1072881426 + 1687725770
     assert value["sequential", "disk_position_ticks"] < value["sequential", "disk_media_ticks"]
+    # the sequential read's commands all but one continue the one before; of the random
+    # ones none does, of the writes two: those are the commands that paid no positioning
+    assert [value[p, "disk_sequential"] for p in ("random", "sequential", "random-write")] == \
+        [0, 127, 2]
+    assert [value[p, "disk_jumps"] for p in ("random", "sequential", "random-write")] == \
+        [200, 1, 101]
 
 
 def test_a_phase_cut_into_blocks_weighs_the_cpus_busy_share_by_time(tmp_path):
