@@ -5,7 +5,9 @@ the table, so a reader can check any such number with `./study pairs`.
 
 A metric is named as the table names it: `metric`, `phase:metric` or
 `source:phase:metric` (an empty phase, `source::metric`, is the run as a whole); the
-shorter forms are accepted when only one of the table's metrics fits them.
+shorter forms are accepted when only one of the table's metrics fits them. A phase `*`
+sums a count or a time over each run's phases (`gem5:*:disk_reads`, `vmstat:*:pswpin`),
+for the metrics the table keeps per phase alone.
 """
 
 import difflib
@@ -43,7 +45,7 @@ def _select(rows: pd.DataFrame, spec: str) -> pd.DataFrame:
     chosen = rows[rows["metric"] == metric]
     if source is not None:
         chosen = chosen[chosen["source"] == source]
-    if phase is not None:
+    if phase is not None and phase != "*":
         chosen = chosen[chosen["phase"].isna() if phase == "" else chosen["phase"] == phase]
     if chosen.empty:
         known = sorted({_label(s, p, m) for s, p, m in
@@ -51,12 +53,36 @@ def _select(rows: pd.DataFrame, spec: str) -> pd.DataFrame:
         near = difflib.get_close_matches(spec, known, n=5, cutoff=0.5) or known[:10]
         raise StudyError(f"metric {spec!r}: not in this experiment's table; close: "
                          + ", ".join(near))
+    if phase == "*":
+        return _summed_over_phases(chosen, spec)
     found = sorted({_label(s, p, metric) for s, p in
                     chosen[["source", "phase"]].itertuples(index=False)})
     if len(found) > 1:
         raise StudyError(f"metric {spec!r} fits {len(found)} of the table's metrics; name "
                          "one: " + ", ".join(found))
     return chosen
+
+
+# Kinds whose phases add up to the run's: a ratio or a rate does not.
+SUMMABLE = {"count", "time"}
+
+
+def _summed_over_phases(chosen: pd.DataFrame, spec: str) -> pd.DataFrame:
+    """Each run's rows of one metric summed over its phases, as rows of phase `*`."""
+    chosen = chosen[chosen["phase"].notna()]
+    kinds = sorted(set(chosen["kind"]))
+    if kinds and not set(kinds) <= SUMMABLE:
+        raise StudyError(f"metric {spec!r}: a {', '.join(kinds)} does not add up over phases; "
+                         f"only a count or a time does")
+    sources = sorted(set(chosen["source"]))
+    if len(sources) > 1:
+        raise StudyError(f"metric {spec!r} is in {len(sources)} sources; name one: "
+                         + ", ".join(f"{s}:*:{spec.split(':')[-1]}" for s in sources))
+    if chosen.empty:
+        raise StudyError(f"metric {spec!r}: no phase of this experiment has it")
+    keys = ["run_id", "policy", "repetition", "source", "metric", "unit", "kind"]
+    summed = chosen.groupby(keys, as_index=False)["value"].sum(min_count=1)
+    return summed.assign(phase="*")
 
 
 def experiment_rows(table: pd.DataFrame, experiment: str, system: str | None) -> pd.DataFrame:

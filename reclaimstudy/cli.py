@@ -419,7 +419,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("experiment", help="the experiment (as the table names it)")
     p.add_argument("metrics", nargs="+", metavar="METRIC",
                    help="metric, phase:metric or source:phase:metric (source::metric for "
-                        "the whole run), e.g. pass2:disk_reads")
+                        "the whole run; source:*:metric sums a count or a time over the "
+                        "run's phases), e.g. pass2:disk_reads or gem5:*:disk_jumps")
     p.add_argument("--baseline", help="policy to pair against (default: the study's)")
     p.add_argument("--system", help="the system, when the experiment ran on more than one")
     p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")

@@ -17,13 +17,15 @@ def _rows(experiment="iozone", system="hdd-96", backend="gem5"):
     for policy, values in READS.items():
         for repetition, value in enumerate(values):
             common = dict(experiment=experiment, system=system, backend=backend, status="ok",
-                          policy=policy, repetition=repetition)
+                          policy=policy, repetition=repetition, run_id=f"{policy}-r{repetition}")
             rows += [dict(common, source="gem5", phase="pass2", metric="disk_reads",
-                          value=float(value), unit="commands"),
+                          value=float(value), unit="commands", kind="count"),
                      dict(common, source="gem5", phase="pass1", metric="disk_reads",
-                          value=float(value) / 2, unit="commands"),
+                          value=float(value) / 2, unit="commands", kind="count"),
                      dict(common, source="workload", phase=None, metric="disk_reads",
-                          value=1.0, unit="commands")]
+                          value=1.0, unit="commands", kind="count"),
+                     dict(common, source="gem5", phase="pass1", metric="ipc",
+                          value=0.5, unit="ratio", kind="ratio")]
     return pd.DataFrame(rows)
 
 
@@ -43,6 +45,23 @@ def test_an_empty_phase_names_the_whole_run_and_a_full_name_its_source():
     rows = experiment_rows(_rows(), "iozone", None)
     assert metric_pairs(rows, "workload::disk_reads", "off").label == "workload::disk_reads"
     assert metric_pairs(rows, "gem5:pass1:disk_reads", "off").values.loc[0, "off"] == 523
+
+
+def test_a_star_phase_sums_a_count_over_each_runs_phases_and_refuses_a_ratio():
+    rows = experiment_rows(_rows(), "iozone", None)
+    result = metric_pairs(rows, "gem5:*:disk_reads", "baseline")
+    assert result.label == "gem5:*:disk_reads"
+    assert result.values.loc[1, "mglru"] == 1062 + 531  # pass2 and pass1; not the run's row
+    assert result.ratios["off"] == paired(
+        {r: 1.5 * v for r, v in enumerate(READS["off"])},
+        {r: 1.5 * v for r, v in enumerate(READS["baseline"])})
+    # the run's own row (phase None) is not a phase: the shorter form finds gem5's alone
+    assert metric_pairs(rows, "*:disk_reads", "baseline").label == "gem5:*:disk_reads"
+    with pytest.raises(StudyError, match=r"'gem5:\*:ipc': a ratio does not add up over phases"):
+        metric_pairs(rows, "gem5:*:ipc", "baseline")
+    with pytest.raises(StudyError, match=r"'workload:\*:disk_reads': no phase of this "
+                                         r"experiment has it"):
+        metric_pairs(rows, "workload:*:disk_reads", "baseline")
 
 
 def test_a_metric_that_fits_several_is_refused_naming_each():
