@@ -92,12 +92,16 @@ def policy_order(policies, baseline: str) -> list[str]:
     return [baseline] + others
 
 
-def _cell(row, baseline_row: bool) -> str:
+def _cell(row, baseline_row: bool, runs: int) -> str:
+    """A policy's cell; runs: how many of its runs the block's best-covered metric has,
+    so that a metric only some runs have (a counter added later) says over how many."""
     if row is None:
         return "-"
     value = f"{row['mean']:.4g}"
     if row["std"] == row["std"]:
         value += f" ±{row['std']:.2g}"
+    if row["n"] < runs:
+        value += f" [n={row['n']}]"
     if not baseline_row and row["change_pct"] == row["change_pct"]:
         value += f" ({row['change_pct']:+.1f}%)"
         if row["significant"]:
@@ -113,6 +117,7 @@ def format_text(comparison: pd.DataFrame, baseline: str) -> str:
     for (experiment, _, backend, system), block in comparison.groupby(
             ["experiment", "setup", "backend", "system"], sort=False):
         policies = policy_order(block["policy"], baseline)
+        runs = block.groupby("policy")["n"].max()
         body = []  # a section's name, or a metric's label and its cells
         for section in SECTIONS:
             part = block[block["source"] == section]
@@ -122,12 +127,14 @@ def format_text(comparison: pd.DataFrame, baseline: str) -> str:
             for (phase, metric, unit), rows in part.groupby(["phase", "metric", "unit"], sort=False):
                 label = f"  {metric}" + (f" [{phase}]" if phase else "") + (f" ({unit})" if unit else "")
                 by_policy = {r["policy"]: r for _, r in rows.iterrows()}
-                body.append((label, [_cell(by_policy.get(p), p == baseline) for p in policies]))
+                body.append((label, [_cell(by_policy.get(p), p == baseline, runs[p])
+                                     for p in policies]))
         # wide enough for the widest cell, so columns never run together
         width = 2 + max(26, *(len(p) for p in policies),
                         *(len(c) for _, cells in body if cells for c in cells))
         lines.append(f"{experiment} on {system} [{backend}]   (mean ±sd (change vs {baseline}), "
-                     f"* = paired p < {ALPHA}, better or worse)")
+                     f"* = paired p < {ALPHA}, better or worse; [n=..] where a metric has "
+                     f"fewer of a policy's runs)")
         lines.append(f"{'':40}" + "".join(f"{p:>{width}}" for p in policies))
         for label, cells in body:
             lines.append(label if cells is None else

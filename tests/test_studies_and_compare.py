@@ -347,3 +347,16 @@ def test_wide_cells_never_run_into_the_next_column():
     cells = [c for c in line[40:].split("  ") if c.strip()]
     assert len(cells) == 3, line
     assert cells[0].strip().startswith("1.499e+04 ±") and cells[1].strip().startswith("1569 ±")
+
+
+def test_a_metric_only_some_runs_have_says_over_how_many_runs_its_cell_is():
+    """Seen in seeds-gem5: a disk counter added mid-study is in the stats.txt of the runs
+    still on the machine alone, and its means would read as the whole policy's."""
+    table = _table({"base": [1.0, 2.0, 3.0], "fast": [0.5, 1.2, 1.3]})
+    later = table[table["repetition"] >= 1].assign(source="gem5", metric="disk_jumps",
+                                                   unit="commands", kind="count")
+    text = format_text(compare(pd.concat([table, later]), "base"), "base")
+    line = {l.split()[0]: l for l in text.splitlines() if l.startswith("  ")}
+    assert "[n=2]" in line["disk_jumps"] and line["disk_jumps"].count("[n=2]") == 2
+    assert "[n=" not in line["total_s"]
+    assert "2.5 ±0.71 [n=2]" in line["disk_jumps"]
