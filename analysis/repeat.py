@@ -18,9 +18,18 @@ from reclaimstudy.errors import StudyError
 ROW_KEY = ["source", "phase", "metric", "index"]
 
 
+def newer_metrics(published: pd.DataFrame, again: pd.DataFrame) -> list[str]:
+    """Metrics the run made again has and its published rows have none of: the table
+    learnt them after the run was published (from a stats.txt no longer there), so there
+    is nothing to compare them with."""
+    return sorted(set(again["metric"]) - set(published["metric"])) if not published.empty else []
+
+
 def differences(published: pd.DataFrame, again: pd.DataFrame) -> pd.DataFrame:
     """The rows of one run whose values differ (or that only one side has), with the
-    relative change; empty when the run repeated exactly."""
+    relative change; empty when the run repeated exactly. Metrics newer than the
+    published rows (newer_metrics) are left out."""
+    again = again[~again["metric"].isin(newer_metrics(published, again))]
     merged = _keyed(published).merge(_keyed(again), on=ROW_KEY, how="outer",
         suffixes=("_published", "_again"), indicator=True)
     a, b = merged["value_published"], merged["value_again"]
@@ -56,22 +65,28 @@ def check_selection(study, backend, table: pd.DataFrame) -> None:
                              f"runs can be repeated; `./study status {study.name}` lists them")
 
 
-def compare(study, table: pd.DataFrame, scratch: Path) -> dict[str, tuple[pd.DataFrame, int]]:
-    """run id -> (its differing rows against the published `table`, how many values it
-    has), for every run made in `scratch`."""
+def compare(study, table: pd.DataFrame, scratch: Path
+            ) -> dict[str, tuple[pd.DataFrame, int, list[str]]]:
+    """run id -> (its differing rows against the published `table`, how many values were
+    compared, the metrics newer than its published rows), for every run made in
+    `scratch`."""
     found = {}
     for run in study_runs(runs.study_dir(study.name, scratch), study.name):
         identifier = run.record["run_id"]
         again = pd.DataFrame(run_rows(run))
-        found[identifier] = (differences(table[table["run_id"] == identifier], again),
-                             len(again))
+        published = table[table["run_id"] == identifier]
+        newer = newer_metrics(published, again)
+        found[identifier] = (differences(published, again),
+                             int((~again["metric"].isin(newer)).sum()), newer)
     return found
 
 
-def describe(identifier: str, moved: pd.DataFrame, total: int) -> str:
+def describe(identifier: str, moved: pd.DataFrame, total: int, newer=()) -> str:
+    aside = (f"; not compared: {', '.join(newer)} (the table learnt them after this run "
+             f"was published)") if newer else ""
     if moved.empty:
-        return f"{identifier}: repeats (all {total} values identical)"
+        return f"{identifier}: repeats (all {total} values identical){aside}"
     worst = moved.reindex(moved["relative"].abs().sort_values(ascending=False).index).iloc[0]
     return (f"{identifier}: DIFFERS in {len(moved)} of {total} values; most: "
             f"{worst['metric']} ({worst['phase']}) {worst['value_published']:.6g} published, "
-            f"{worst['value_again']:.6g} now ({worst['relative']:+.2%})")
+            f"{worst['value_again']:.6g} now ({worst['relative']:+.2%}){aside}")

@@ -266,9 +266,9 @@ def cmd_repeat(args) -> int:
         raise StudyError(f"{len(result.failed)} run(s) failed when made again: "
                          f"{result.failed[0][0]}: {result.failed[0][1]}")
     found = repeat.compare(study, table, args.scratch)
-    for identifier, (moved, total) in found.items():
-        console.print(repeat.describe(identifier, moved, total), highlight=False)
-    return 0 if all(moved.empty for moved, _ in found.values()) else 1
+    for identifier, (moved, total, newer) in found.items():
+        console.print(repeat.describe(identifier, moved, total, newer), highlight=False)
+    return 0 if all(moved.empty for moved, _, _ in found.values()) else 1
 
 
 def cmd_smoke(args) -> int:

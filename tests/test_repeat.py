@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from analysis.repeat import check_selection, describe, differences
+from analysis.repeat import check_selection, describe, differences, newer_metrics
 from reclaimstudy import runs
 from reclaimstudy.errors import StudyError
 from reclaimstudy.studies import load_study
@@ -37,6 +37,19 @@ def test_moved_missing_and_new_values_are_all_named_largest_change_first():
     line = describe("run-a", moved, 5)
     assert line.startswith("run-a: DIFFERS in 4 of 5 values; most: cycles (fill) 100 published, "
                            "113 now (+13.00%)")
+
+
+def test_metrics_the_table_learnt_after_publishing_are_set_apart_not_counted_as_differing():
+    again = {**PUBLISHED, ("fill", "disk_jumps"): 40.0, ("late", "disk_jumps"): 2.0}
+    assert newer_metrics(rows(PUBLISHED), rows(again)) == ["disk_jumps"]
+    moved = differences(rows(PUBLISHED), rows(again))
+    assert moved.empty
+    assert describe("run-a", moved, 4, ["disk_jumps"]) == (
+        "run-a: repeats (all 4 values identical); not compared: disk_jumps (the table learnt "
+        "them after this run was published)")
+    # a metric the published run has is compared in every phase, a new phase's too
+    again[("late", "cycles")] = 7.0
+    assert list(differences(rows(PUBLISHED), rows(again))["phase"]) == ["late"]
 
 
 class Backend:
