@@ -7,11 +7,13 @@ first thing to do on a new machine (its gem5, kernel and image are new builds).
 """
 
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
 from analysis.table import run_rows, study_runs
 from reclaimstudy import runs
+from reclaimstudy.sweep import record_repeated_build
 from reclaimstudy.errors import StudyError
 
 # What names one value of a run's table.
@@ -65,10 +67,15 @@ def check_selection(study, backend, table: pd.DataFrame) -> None:
                              f"runs can be repeated; `./study status {study.name}` lists them")
 
 
-def compare(study, table: pd.DataFrame, scratch: Path
-            ) -> dict[str, tuple[pd.DataFrame, int, list[str]]]:
-    """run id -> (its differing rows against the published `table`, how many values were
-    compared, the metrics newer than its published rows), for every run made in
+class Repeated(NamedTuple):
+    moved: pd.DataFrame       # its rows that differ from the published ones (empty: it repeats)
+    values: int               # how many values were compared
+    newer: list[str]          # metrics newer than its published rows (newer_metrics)
+    gem5_sha256: str | None   # the gem5 build that made it again (None on QEMU)
+
+
+def compare(study, table: pd.DataFrame, scratch: Path) -> dict[str, Repeated]:
+    """run id -> how it compares with the published `table`, for every run made in
     `scratch`."""
     found = {}
     for run in study_runs(runs.study_dir(study.name, scratch), study.name):
@@ -76,9 +83,22 @@ def compare(study, table: pd.DataFrame, scratch: Path
         again = pd.DataFrame(run_rows(run))
         published = table[table["run_id"] == identifier]
         newer = newer_metrics(published, again)
-        found[identifier] = (differences(published, again),
-                             int((~again["metric"].isin(newer)).sum()), newer)
+        gem5 = (run.record.get("artefacts") or {}).get("gem5") or {}
+        found[identifier] = Repeated(differences(published, again),
+                                     int((~again["metric"].isin(newer)).sum()), newer,
+                                     gem5.get("sha256") if isinstance(gem5, dict) else None)
     return found
+
+
+def note_builds(study_path: Path, found: dict[str, Repeated]) -> list[str]:
+    """Record in `study_path` each gem5 build that made a run again exactly, so that a
+    sweep on it says it was checked instead of asking for a repeat; returns those noted."""
+    noted = []
+    for identifier, repeated in found.items():
+        if repeated.moved.empty and repeated.gem5_sha256:
+            record_repeated_build(study_path, repeated.gem5_sha256, identifier, repeated.values)
+            noted.append(repeated.gem5_sha256)
+    return noted
 
 
 def describe(identifier: str, moved: pd.DataFrame, total: int, newer=()) -> str:
@@ -90,3 +110,4 @@ def describe(identifier: str, moved: pd.DataFrame, total: int, newer=()) -> str:
     return (f"{identifier}: DIFFERS in {len(moved)} of {total} values; most: "
             f"{worst['metric']} ({worst['phase']}) {worst['value_published']:.6g} published, "
             f"{worst['value_again']:.6g} now ({worst['relative']:+.2%}){aside}")
+

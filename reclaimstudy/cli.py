@@ -249,6 +249,7 @@ def cmd_repeat(args) -> int:
     """Make published runs again in a scratch folder and compare them value for value."""
     from analysis import repeat
     from analysis.publish import published_table
+    from reclaimstudy import runs
     from reclaimstudy.backends import get_backend
     from reclaimstudy.studies import load_study
     from reclaimstudy.sweep import run_sweep
@@ -266,9 +267,12 @@ def cmd_repeat(args) -> int:
         raise StudyError(f"{len(result.failed)} run(s) failed when made again: "
                          f"{result.failed[0][0]}: {result.failed[0][1]}")
     found = repeat.compare(study, table, args.scratch)
-    for identifier, (moved, total, newer) in found.items():
-        console.print(repeat.describe(identifier, moved, total, newer), highlight=False)
-    return 0 if all(moved.empty for moved, _, _ in found.values()) else 1
+    for identifier, again in found.items():
+        console.print(repeat.describe(identifier, again.moved, again.values, again.newer),
+                      highlight=False)
+    # a sweep on a build that repeated a run then says so instead of asking for a repeat
+    repeat.note_builds(runs.study_dir(study.name, args.results), found)
+    return 0 if all(again.moved.empty for again in found.values()) else 1
 
 
 def cmd_smoke(args) -> int:

@@ -31,7 +31,7 @@ from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import REPO
 from reclaimstudy.progress import console
 from reclaimstudy.studies import Study, load_study
-from reclaimstudy.sweep import OVERHEAD_MIB, check_same_bytes
+from reclaimstudy.sweep import OVERHEAD_MIB, check_same_bytes, repeated_builds
 
 SLURM_DIR = ".slurm"
 STATES = ("done", "failed", "queued", "running", "not run")
@@ -292,7 +292,7 @@ def _ledger(path: str) -> tuple[dict, Study]:
 
 
 def _check_unchanged(backend, spec: runs.RunSpec, prepared, finished: list[dict],
-                     run_id: str | None = None) -> None:
+                     run_id: str | None = None, repeated: dict | None = None) -> None:
     """The artefacts a node prepared still match the submitted run ids, and are the same
     bytes as those the study's finished runs of those ids were made with (a node may
     build its own: another machine, another cache)."""
@@ -300,7 +300,7 @@ def _check_unchanged(backend, spec: runs.RunSpec, prepared, finished: list[dict]
             run_id and runs.run_id(spec, prepared.identity) != run_id):
         raise StudyError(f"{spec.point()}: its inputs changed since the study was submitted "
                          f"(the kernel, image, workloads or gem5 differ); submit it again")
-    check_same_bytes(spec.system.name, prepared.identity, prepared, finished)
+    check_same_bytes(spec.system.name, prepared.identity, prepared, finished, repeated)
 
 
 def _finished_records(study_path: Path, plan: list[PlannedRun]) -> list[dict]:
@@ -315,12 +315,15 @@ def prepare_step(ledger_path: str) -> int:
     backend = get_backend(ledger["backend"])
     wanted = {entry["run_id"] for entry in ledger["runs"]}
     plan = planned(study, ledger["backend"])
-    finished = _finished_records(runs.study_dir(study.name, Path(ledger["results"])), plan)
+    study_path = runs.study_dir(study.name, Path(ledger["results"]))
+    finished = _finished_records(study_path, plan)
+    repeated = repeated_builds(study_path)
     done_systems = set()
     for run in plan:
         if run.run_id in wanted and run.spec.system.name not in done_systems:
             console.print(f"prepare: {run.spec.system.name} on {ledger['backend']}")
-            _check_unchanged(backend, run.spec, backend.prepare(run.spec), finished)
+            _check_unchanged(backend, run.spec, backend.prepare(run.spec), finished,
+                             repeated=repeated)
             done_systems.add(run.spec.system.name)
     missing = wanted - {run.run_id for run in plan}
     if missing:
@@ -349,7 +352,7 @@ def task_step(ledger_path: str) -> int:
     prepared = backend.prepare(spec)
     same_ids = [run for run in plan if run.artefacts == prepared.identity]  # the rest cannot count
     _check_unchanged(backend, spec, prepared, _finished_records(study_path, same_ids),
-                     entry["run_id"])
+                     entry["run_id"], repeated_builds(study_path))
     record.discard_partials(study_path, entry["run_id"])  # an earlier attempt's
     written = runs.execute(spec, backend, results, prepared, ledger.get("timeout_s"))
     console.print(f"{spec.point()}: {written['status']}"

@@ -6,6 +6,7 @@ runs are skipped, failed ones are redone, and half-written ones (left in the stu
 .partial folder) are thrown away.
 """
 
+import json
 import os
 import shutil
 import threading
@@ -152,10 +153,34 @@ def _checksums(run_records: list[dict], key: str, field: str) -> list[str]:
     return [found for found in (_checksum(r, key, field) for r in run_records) if found]
 
 
-def check_same_bytes(name: str, identity: dict, prepared, done_records) -> None:
+# In a study's folder: the gem5 builds `study repeat` found making published runs again
+# value for value (sha256 -> what it repeated), so a sweep on them need not ask for it.
+REPEATED_BUILDS = "repeated-builds.json"
+
+
+def repeated_builds(study_path: Path) -> dict[str, dict]:
+    path = study_path / REPEATED_BUILDS
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def record_repeated_build(study_path: Path, sha256: str, run_id: str, values: int) -> None:
+    """Note that the gem5 build `sha256` made published run `run_id` again with all its
+    `values` the same."""
+    found = repeated_builds(study_path)
+    found[sha256] = {"run_id": run_id, "values": values,
+                     "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    study_path.mkdir(parents=True, exist_ok=True)
+    part = study_path / f"{REPEATED_BUILDS}.part"
+    part.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
+    part.replace(study_path / REPEATED_BUILDS)
+
+
+def check_same_bytes(name: str, identity: dict, prepared, done_records,
+                     repeated: dict[str, dict] | None = None) -> None:
     """Refuse artefacts whose bytes differ from those the study's finished runs of the
     same ids were made with: a run id names the inputs, and a kernel or image built
-    from them elsewhere must be the same bytes for new runs to pair with old ones."""
+    from them elsewhere must be the same bytes for new runs to pair with old ones.
+    `repeated`: the gem5 builds checked by `study repeat` (repeated_builds)."""
     same_ids = [r for r in done_records if (r.get("identity") or {}).get("artefacts") == identity]
     for label, key, field in BYTES_CHECKED:
         built = (prepared.record.get(key) or {}).get(field)
@@ -174,7 +199,16 @@ def check_same_bytes(name: str, identity: dict, prepared, done_records) -> None:
     built = (prepared.record.get("gem5") or {}).get("sha256")
     made = _checksums(same_ids, "gem5", "sha256")
     used = set(made)
-    if built and used and used != {built}:
+    checked = (repeated or {}).get(built) if built else None
+    if built and used and used != {built} and checked:
+        console.print(
+            f"{name}: this gem5 (sha256 {built[:16]}) is another build than the one the "
+            f"study's {len(made)} finished run(s) with the same ids were made with "
+            f"({', '.join(sorted(u[:16] for u in used))}), and it made published run "
+            f"{checked['run_id']} again with all {checked['values']} values the same "
+            f"(`study repeat`, {checked['at']}): its runs pair with theirs.",
+            highlight=False)
+    elif built and used and used != {built}:
         console.print(
             f"{name}: this gem5 (sha256 {built[:16]}) is another build than the one the "
             f"study's {len(made)} finished run(s) with the same ids were made with "
@@ -190,9 +224,11 @@ class SystemPreparer:
     runs go on while the next one boots. A failed preparation fails that system's later
     runs at once, with the same reason, instead of booting again for each."""
 
-    def __init__(self, backend, identities: dict, done_records: list[dict] = ()):
+    def __init__(self, backend, identities: dict, done_records: list[dict] = (),
+                 repeated: dict[str, dict] | None = None):
         self.backend, self.identities = backend, identities
         self.done_records = list(done_records)
+        self.repeated = repeated or {}
         self.locks = {name: threading.Lock() for name in identities}
         self.done: dict = {}  # system name -> Prepared or the StudyError it raised
 
@@ -208,7 +244,7 @@ class SystemPreparer:
                             f"(run ids were {self.identities[name]}, the built artefacts are "
                             f"{prepared.identity}); start the sweep again")
                     check_same_bytes(name, self.identities[name], prepared,
-                                     self.done_records)
+                                     self.done_records, self.repeated)
                     self.done[name] = prepared
                 except StudyError as error:
                     self.done[name] = error
@@ -264,7 +300,7 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
                              only=list(study.only or []), planned=len(plan),
                              skipped=result.skipped, to_run=len(todo))
     try:
-        preparer = SystemPreparer(backend, identities, published)
+        preparer = SystemPreparer(backend, identities, published, repeated_builds(study_path))
 
         def execute(spec, identifier):
             preparing[identifier] = spec

@@ -6,10 +6,12 @@ import math
 import pandas as pd
 import pytest
 
-from analysis.repeat import check_selection, describe, differences, newer_metrics
+from analysis.repeat import (Repeated, check_selection, describe, differences, newer_metrics,
+                             note_builds)
 from reclaimstudy import runs
 from reclaimstudy.errors import StudyError
 from reclaimstudy.studies import load_study
+from reclaimstudy.sweep import repeated_builds
 
 
 def rows(values):
@@ -66,3 +68,18 @@ def test_only_published_runs_can_be_repeated():
     with pytest.raises(StudyError, match=r"ebizzy/mglru/desktop-hdd-96/r0 .* is not published"):
         check_selection(study, Backend(), pd.DataFrame({"run_id": published[:-1]}))
     check_selection(study, Backend(), pd.DataFrame({"run_id": published}))  # nothing to say
+
+
+def test_a_build_that_repeated_a_run_exactly_is_noted_and_one_that_differed_is_not(tmp_path):
+    moved = differences(rows(PUBLISHED), rows({**PUBLISHED, ("fill", "cycles"): 101.0}))
+    found = {"run-a": Repeated(moved.iloc[0:0], 176, [], "sha-good"),
+             "run-b": Repeated(moved, 176, [], "sha-bad"),
+             "run-c": Repeated(moved.iloc[0:0], 40, [], None)}  # QEMU: no gem5 build
+    assert note_builds(tmp_path / "study", found) == ["sha-good"]
+    noted = repeated_builds(tmp_path / "study")
+    assert list(noted) == ["sha-good"]
+    assert {k: noted["sha-good"][k] for k in ("run_id", "values")} == \
+        {"run_id": "run-a", "values": 176}
+    # a second build checked later is added beside the first
+    note_builds(tmp_path / "study", {"run-d": Repeated(moved.iloc[0:0], 54, [], "sha-next")})
+    assert sorted(repeated_builds(tmp_path / "study")) == ["sha-good", "sha-next"]

@@ -182,6 +182,16 @@ def test_another_gem5_build_goes_on_but_is_told_to_check_it_simulates_alike(
              gem5_made="gem5-built-there")
     sweep.run_sweep(study, "qemu", tmp_path / "again", jobs=1)
     assert "another build" not in capsys.readouterr().err
+    # a build `study repeat` checked says so instead of asking for the check
+    backend = Backend(vmlinux="built-there", gem5="gem5-built-here")
+    executed(monkeypatch, backend, done_ids=done, made_on="built-there",
+             gem5_made="gem5-built-there")
+    sweep.record_repeated_build(runs.study_dir(study.name, tmp_path / "checked"),
+                                "gem5-built-here", "ebizzy-baseline-r1", 176)
+    sweep.run_sweep(study, "qemu", tmp_path / "checked", jobs=1)
+    said = " ".join(capsys.readouterr().err.split())
+    assert said.count("made published run ebizzy-baseline-r1 again with all 176 values the "
+                      "same") == 2 and "./study repeat STUDY" not in said
 
 
 def slurm_ledger(tmp_path, study, backend) -> str:
