@@ -13,8 +13,8 @@ import pandas as pd
 
 from analysis.table import run_rows, study_runs
 from reclaimstudy import runs
-from reclaimstudy.sweep import record_repeated_build
 from reclaimstudy.errors import StudyError
+from reclaimstudy.sweep import record_repeated_build
 
 # What names one value of a run's table.
 ROW_KEY = ["source", "phase", "metric", "index"]
@@ -110,4 +110,3 @@ def describe(identifier: str, moved: pd.DataFrame, total: int, newer=()) -> str:
     return (f"{identifier}: DIFFERS in {len(moved)} of {total} values; most: "
             f"{worst['metric']} ({worst['phase']}) {worst['value_published']:.6g} published, "
             f"{worst['value_again']:.6g} now ({worst['relative']:+.2%}){aside}")
-

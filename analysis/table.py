@@ -17,8 +17,8 @@ import pandas as pd
 from analysis.gem5stats import StatsError, select_values
 from analysis.metrics import (BLOCK_WEIGHTS, CLOCK_KEY, CLOCK_PERIOD, DISK_JUMPS, GEM5,
                               GUEST_MEMORY, IPC, PERTURBATION, PHASE_SECONDS, QUIET,
-                              RECLAIM_EFFICIENCY,
-                              TICKS_PER_SECOND, VMSTAT, VMSTAT_LEVELS, VMSTAT_START_LEVELS)
+                              RECLAIM_EFFICIENCY, TICKS_PER_SECOND, VMSTAT, VMSTAT_LEVELS,
+                              VMSTAT_START_LEVELS)
 from analysis.records import phase_spans, phase_vmstat_deltas, read_events, workload_metrics
 from reclaimstudy.errors import StudyError
 from reclaimstudy.gem5_stats import partial_blocks, phase_groups

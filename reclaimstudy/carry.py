@@ -103,17 +103,17 @@ def _join(folder: Path, run_id: str, manifest: dict, into: Path) -> None:
         shutil.copyfile(single, into)
         return
     with into.open("wb") as whole:
-        for part in manifest["parts"]:
+        for number, part in enumerate(manifest["parts"], 1):
             path = folder / part["name"]
             if not path.is_file():
                 raise StudyError(f"{path}: missing, though {folder / f'{run_id}.json'} names it "
-                                 f"(part {manifest['parts'].index(part) + 1} of "
-                                 f"{len(manifest['parts'])}); not unpacked")
+                                 f"(part {number} of {len(manifest['parts'])}); not unpacked")
             data = path.read_bytes()
-            if hashlib.sha256(data).hexdigest() != part["sha256"]:
-                raise StudyError(f"{path}: sha256 {hashlib.sha256(data).hexdigest()[:16]}, its "
-                                 f"manifest says {part['sha256'][:16]} (damaged or from another "
-                                 f"packing); not unpacked")
+            digest = hashlib.sha256(data).hexdigest()
+            if digest != part["sha256"]:
+                raise StudyError(f"{path}: sha256 {digest[:16]}, its manifest says "
+                                 f"{part['sha256'][:16]} (damaged or from another packing); "
+                                 f"not unpacked")
             whole.write(data)
 
 

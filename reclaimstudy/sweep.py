@@ -199,24 +199,23 @@ def check_same_bytes(name: str, identity: dict, prepared, done_records,
     built = (prepared.record.get("gem5") or {}).get("sha256")
     made = _checksums(same_ids, "gem5", "sha256")
     used = set(made)
-    checked = (repeated or {}).get(built) if built else None
-    if built and used and used != {built} and checked:
+    if not (built and used and used != {built}):
+        return
+    other = (f"{name}: this gem5 (sha256 {built[:16]}) is another build than the one the "
+             f"study's {len(made)} finished run(s) with the same ids were made with "
+             f"({', '.join(sorted(u[:16] for u in used))})")
+    checked = (repeated or {}).get(built)
+    if checked:
         console.print(
-            f"{name}: this gem5 (sha256 {built[:16]}) is another build than the one the "
-            f"study's {len(made)} finished run(s) with the same ids were made with "
-            f"({', '.join(sorted(u[:16] for u in used))}), and it made published run "
-            f"{checked['run_id']} again with all {checked['values']} values the same "
-            f"(`study repeat`, {checked['at']}): its runs pair with theirs.",
-            highlight=False)
-    elif built and used and used != {built}:
+            f"{other}, and it made published run {checked['run_id']} again with all "
+            f"{checked['values']} values the same (`study repeat`, {checked['at']}): its runs "
+            f"pair with theirs.", highlight=False)
+    else:
         console.print(
-            f"{name}: this gem5 (sha256 {built[:16]}) is another build than the one the "
-            f"study's {len(made)} finished run(s) with the same ids were made with "
-            f"({', '.join(sorted(u[:16] for u in used))}): the same source, patches and "
-            f"compiler, so it should simulate alike. Check that it does before its runs are "
-            f"paired with theirs: `./study repeat STUDY --only RUN --scratch DIR` makes a "
-            f"published run again and compares every value.", highlight=False)
-
+            f"{other}: the same source, patches and compiler, so it should simulate alike. "
+            f"Check that it does before its runs are paired with theirs: `./study repeat "
+            f"STUDY --only RUN --scratch DIR` makes a published run again and compares every "
+            f"value.", highlight=False)
 
 class SystemPreparer:
     """Each system's kernel, image and boot checkpoint, built (or reused) once, when its
