@@ -121,23 +121,48 @@ def python_package_versions() -> dict[str, str]:
                        for d in importlib.metadata.distributions()))
 
 
+def cpuinfo_fields(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, str]:
+    """The first processor's block of /proc/cpuinfo (empty when it cannot be read)."""
+    fields: dict[str, str] = {}
+    try:
+        text = cpuinfo.read_text()
+    except OSError:
+        return fields
+    for line in text.splitlines():
+        if not line.strip():
+            break
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    return fields
+
+
 def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
     """The host processor's name: host seconds of the same run differ between machines
     (a gem5 run took 1.8-2x as long on one VM as on another), so costs need it."""
+    return cpuinfo_fields(cpuinfo).get("model name") or platform.processor() or "unknown"
+
+
+def cpu_signature(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
+    """Vendor, family, model and stepping: a VM may name every EPYC just "AMD EPYC",
+    so two processor generations (gem5's speed differs between them) look alike by name."""
+    fields = cpuinfo_fields(cpuinfo)
+    if "cpu family" not in fields:
+        return None
+    return (f"{fields.get('vendor_id', '?')} family {fields['cpu family']} "
+            f"model {fields.get('model', '?')} stepping {fields.get('stepping', '?')}")
+
+
+def cpu_mhz(cpuinfo: Path = Path("/proc/cpuinfo")) -> float | None:
     try:
-        for line in cpuinfo.read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() == "model name":
-                return value.strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+        return round(float(cpuinfo_fields(cpuinfo)["cpu MHz"]))
+    except (KeyError, ValueError):
+        return None
 
 
 def host_info() -> dict:
     """Where and with what a run was made; provenance, not part of its identity."""
     info = {"node": platform.node(), "cpus": os.cpu_count(), "cpu_model": cpu_model(),
-            "system": platform.platform(),
+            "cpu_signature": cpu_signature(), "cpu_mhz": cpu_mhz(), "system": platform.platform(),
             "python": platform.python_version(),
             "python_packages": python_package_versions(),
             "debian_packages": hostdeps.debian_package_versions()}
