@@ -7,7 +7,8 @@ A metric is named as the table names it: `metric`, `phase:metric` or
 `source:phase:metric` (an empty phase, `source::metric`, is the run as a whole); the
 shorter forms are accepted when only one of the table's metrics fits them. A phase `*`
 sums a count or a time over each run's phases (`gem5:*:disk_reads`, `vmstat:*:pswpin`),
-for the metrics the table keeps per phase alone.
+for the metrics the table keeps per phase alone; a run missing one of the phases the
+others have shows no sum.
 """
 
 import difflib
@@ -81,7 +82,12 @@ def _summed_over_phases(chosen: pd.DataFrame, spec: str) -> pd.DataFrame:
     if chosen.empty:
         raise StudyError(f"metric {spec!r}: no phase of this experiment has it")
     keys = ["run_id", "policy", "repetition", "source", "metric", "unit", "kind"]
-    summed = chosen.groupby(keys, as_index=False)["value"].sum(min_count=1)
+    grouped = chosen.groupby(keys, as_index=False)
+    summed = grouped["value"].sum(min_count=1)
+    # a run that lacks a phase the others have would sum to less for want of a row, not
+    # of work: its sum is missing ("-"), not small
+    phases = grouped["phase"].nunique()["phase"]
+    summed.loc[phases < phases.max(), "value"] = float("nan")
     return summed.assign(phase="*")
 
 

@@ -64,6 +64,17 @@ def test_a_star_phase_sums_a_count_over_each_runs_phases_and_refuses_a_ratio():
         metric_pairs(rows, "workload:*:disk_reads", "baseline")
 
 
+def test_a_star_sum_of_a_run_missing_a_phase_is_missing_not_small():
+    rows = experiment_rows(_rows(), "iozone", None)
+    rows = rows[~((rows["run_id"] == "off-r1") & (rows["phase"] == "pass1")
+                  & (rows["metric"] == "disk_reads"))]
+    result = metric_pairs(rows, "gem5:*:disk_reads", "baseline")
+    assert pd.isna(result.values.loc[1, "off"])
+    assert result.values.loc[0, "off"] == 1.5 * 1046
+    assert result.ratios["off"].n == 2  # the pair with the short run is left out
+    assert "-" in format_pairs(result).splitlines()[3].split()
+
+
 def test_a_metric_that_fits_several_is_refused_naming_each():
     with pytest.raises(StudyError, match="fits 3 .*gem5:pass1:disk_reads, gem5:pass2:disk_reads, "
                                          "workload::disk_reads"):
