@@ -152,7 +152,7 @@ def cpu_signature(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
             f"model {fields.get('model', '?')} stepping {fields.get('stepping', '?')}")
 
 
-def cpu_mhz(cpuinfo: Path = Path("/proc/cpuinfo")) -> float | None:
+def cpu_mhz(cpuinfo: Path = Path("/proc/cpuinfo")) -> int | None:
     try:
         return round(float(cpuinfo_fields(cpuinfo)["cpu MHz"]))
     except (KeyError, ValueError):
