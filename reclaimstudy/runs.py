@@ -162,7 +162,8 @@ def cpu_mhz(cpuinfo: Path = Path("/proc/cpuinfo")) -> int | None:
 def host_info() -> dict:
     """Where and with what a run was made; provenance, not part of its identity."""
     info = {"node": platform.node(), "cpus": os.cpu_count(), "cpu_model": cpu_model(),
-            "cpu_signature": cpu_signature(), "cpu_mhz": cpu_mhz(), "system": platform.platform(),
+            "cpu_signature": cpu_signature(), "cpu_mhz": cpu_mhz(),
+            "system": platform.platform(),
             "python": platform.python_version(),
             "python_packages": python_package_versions(),
             "debian_packages": hostdeps.debian_package_versions()}

@@ -217,6 +217,7 @@ def check_same_bytes(name: str, identity: dict, prepared, done_records,
             f"STUDY --only RUN --scratch DIR` makes a published run again and compares every "
             f"value.", highlight=False)
 
+
 class SystemPreparer:
     """Each system's kernel, image and boot checkpoint, built (or reused) once, when its
     first run starts: a system whose runs are all done builds nothing, and one system's

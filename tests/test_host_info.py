@@ -32,7 +32,8 @@ def test_the_first_processors_fields_are_read(tmp_path):
 def test_same_name_different_generation_differs_by_signature(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     a.write_text(TWO_CORES)
-    b.write_text(TWO_CORES.replace("cpu family\t: 25\nmodel\t\t: 17", "cpu family\t: 23\nmodel\t\t: 49", 1))
+    b.write_text(TWO_CORES.replace("cpu family\t: 25\nmodel\t\t: 17",
+                                   "cpu family\t: 23\nmodel\t\t: 49", 1))
     assert runs.cpu_model(a) == runs.cpu_model(b)
     assert runs.cpu_signature(a) != runs.cpu_signature(b)
 
