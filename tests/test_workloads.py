@@ -279,10 +279,12 @@ def test_seed_001s_control_thrashes_only_without_anon_scanning_on_refaults(qemu_
                   if r["kind"] == "round"]
         late[policy] = [r["d_refault_file"] for r in rounds[3:]]  # rounds 3, 4, 5
     # Measured: on 4971, 0, 0 file refaults; off 13674, 8910, 4403 (64 MiB = 16384 pages);
-    # with the repetition's perturbation (perturb) on 8221, 3760, 0; off 16482, 16137, 15147.
+    # with the repetition's perturbation (perturb) on 8221, 3760, 0; off 16482, 16137, 15147;
+    # under TCG on a host whose two cores ran gem5, on 8778, 1089, 0; off 11239, 8930, 417.
+    # The off arm settles too, later: its rounds, not a fixed floor, are what the on arm beats.
     on, off = late["old-refault-distance"], late["old-refault-distance-scan-anon-off"]
-    assert on[-1] == 0 and all(refaults > 1000 for refaults in off), late
-    assert sum(on) < 0.5 * sum(off), late
+    assert on[-1] == 0 and all(refaults > 0 for refaults in off), late
+    assert all(o > n for n, o in zip(on, off)) and sum(on) < 0.5 * sum(off), late
 
 
 def test_image_key_follows_guest_files_but_not_docs_or_host_parsers(tmp_path):
