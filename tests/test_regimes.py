@@ -188,6 +188,10 @@ def test_the_report_prints_each_runs_regime_and_marks_an_experiment_out_of_it(tm
     assert "**Regime** (seed 000a's effect needs a desktop that thrashes" in markdown
     assert "Out of regime: 1 of 2 runs fall short" in markdown
     assert re.search(r"\| baseline \| 1 \| 100 \| 0\.0\d+ \| \*\*no\*\* \|", markdown)
+    # Each run is named in full: its repetition sits at the end of a long id.
+    links = re.findall(r"^\| \[([^]]+)\]\(\.\./([^/]+)/run\.json\) \| baseline \|", markdown, re.M)
+    assert len(links) == 2 and all(text == run_id for text, run_id in links)
+    assert len({text for text, _ in links}) == 2
     seed_row = next(line for line in markdown.splitlines() if line.startswith("| 000a | desktop"))
     assert "| **out**: 1 of 2 short; the 1 pair in it: " in seed_row
 
