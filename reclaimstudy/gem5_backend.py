@@ -95,11 +95,14 @@ class Gem5:
 
 
 
-# What gem5-patches/ 0002-0004 add to the series' name (DiskTiming.RECLAIMSTUDY_SERIES),
-# and why no run may go without them.
+# What gem5-patches/ 0001-0004 write in the series' name (DiskTiming.RECLAIMSTUDY_SERIES),
+# and why no run may go without them. The name is all the run identity knows of the
+# patches (Gem5.simulator_key): a patch changed in what it simulates bumps its marker.
+DISK_TIMING = "disk-timing-2"
 INTERRUPT_SHADOW = "sti-shadow-1"
 PTE_FLAGS = "pte-ad-1"
 CHECKPOINT_STATE = "ckpt-state-2"
+SERIES = " ".join((DISK_TIMING, INTERRUPT_SHADOW, PTE_FLAGS, CHECKPOINT_STATE))
 REQUIRED = {
     INTERRUPT_SHADOW: ("0002", "gem5 v24.0.0.1 takes an interrupt between STI and HLT, so "
                        "the idle guest can halt with work queued and sleep until its next "
@@ -110,18 +113,22 @@ REQUIRED = {
     CHECKPOINT_STATE: ("0004", "without it every checkpoint restore (each segment boundary "
                        "of a run) empties the modelled disk's write cache and queue, puts "
                        "its head back at sector 0 and its random source back at the seed"),
+    DISK_TIMING: ("0001", "its first version (disk-timing-1) left ATA IDENTIFY word 217, "
+                  "the media rotation rate, at 0, so the guest saw every drive, flash too, "
+                  "as rotating"),
 }
 
 
 def require_patches(gem5: Gem5, system: System) -> None:
-    """Every run needs 0002's interrupt shadow, 0003's page-table flags and 0004's
-    checkpointed state; a request-level disk needs 0001 too."""
+    """Every run needs 0002's interrupt shadow, 0003's page-table flags, 0004's
+    checkpointed state and 0001's current version (the drive's class in IDENTIFY); a
+    request-level disk needs 0001's model too."""
     if system.disk.timing is not None and gem5.series is None:
         raise StudyError(
             f"system {system.name} models its disk per request ([disk.timing] model = "
             f"{system.disk.timing.model!r}), which needs gem5 built with gem5-patches/, but "
             f"GEM5={gem5.path} is a stock gem5: {UNPATCHED_HINT}")
-    have = (gem5.series or "").split()  # "disk-timing-1 sti-shadow-1 pte-ad-1 ckpt-state-2"
+    have = (gem5.series or "").split()  # SERIES
     for marker, (patch, why) in REQUIRED.items():
         if marker not in have:
             built = f"built with series {gem5.series!r}" if gem5.series else "a stock gem5"

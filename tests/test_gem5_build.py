@@ -11,6 +11,7 @@ import pytest
 
 from reclaimstudy import gem5_backend, gem5_build
 from reclaimstudy.errors import StudyError
+from reclaimstudy.hashing import file_sha256
 from reclaimstudy.systems import get_system
 
 SOURCE = os.environ.get("GEM5_SOURCE")
@@ -107,13 +108,40 @@ def test_a_new_series_starts_from_the_newest_build_of_the_same_source_and_varian
     assert gem5_build.earlier_build(tmp_path, inputs) == tmp_path / "new"
 
 
+# The patch files the series' name stands for. A run's identity knows gem5-patches/ only
+# by that name (RECLAIMSTUDY_SERIES, built into the binary: Gem5.simulator_key), so a
+# patch changed in what it simulates without a new marker would give new numbers under
+# the old run ids. Changing a patch: bump its marker (in the patch and in gem5_backend)
+# if the simulation changes, and put the new hashes here under the name.
+PATCHES_OF_SERIES = {
+    "disk-timing-2 sti-shadow-1 pte-ad-1 ckpt-state-2": {
+        "0001-ide-disk-request-level-timing.patch":
+            "963f21aad035c5396c0a9d9a6d4ae9a893a05ed0cce57ee3bf0b51b5b95089fd",
+        "0002-x86-sti-interrupt-shadow.patch":
+            "edd5faa2d75daa107010950ff166fcc50ed63374e6827df4554688a0cd8d99bb",
+        "0003-x86-pte-accessed-dirty-flags.patch":
+            "bf85844b8b0561ca2d2d507b9c0bd4369635e8c4539359dc21cb22ed81db6232",
+        "0004-checkpoint-disk-timing-and-tlb-dirty.patch":
+            "e7918fa249fcbdf672984c2d85124e837dcf21525dc8b493472caf0eda5b51e5",
+    },
+}
+
+
+def test_the_series_name_the_runs_are_keyed_by_stands_for_these_patch_files():
+    files = {p.name: file_sha256(p) for p in gem5_build.read_series().patches}
+    assert PATCHES_OF_SERIES.get(gem5_backend.SERIES) == files, (
+        "gem5-patches/ changed under the series name " + repr(gem5_backend.SERIES) + ": if "
+        "the simulation changes, bump the patch's marker (its RECLAIMSTUDY_SERIES line and "
+        "gem5_backend), so runs get a new gem5 key; then pin the files here")
+
+
 def built(series: str | None, path: str = "/opt/gem5.opt") -> gem5_backend.Gem5:
     """A gem5 binary as find_gem5 reports it, built with `series` (None: stock)."""
     return gem5_backend.Gem5(Path(path), "24.0.0.1", "0" * 64, {}, series)
 
 
 def test_a_modelled_disk_refuses_a_stock_gem5_saying_how_to_build_one():
-    stock, patched = built(None), built("disk-timing-1 sti-shadow-1 pte-ad-1 ckpt-state-2")
+    stock, patched = built(None), built(gem5_backend.SERIES)
     with pytest.raises(StudyError, match=r"desktop-hdd-128 models its disk per request .* "
                                          r"stock gem5: build one with `./study gem5 --source DIR`"):
         gem5_backend.require_patches(stock, get_system("desktop-hdd-128"))
@@ -145,7 +173,19 @@ def test_every_run_refuses_a_gem5_whose_restores_reset_the_drive():
     with pytest.raises(StudyError, match=r"without gem5-patches/0004 \(ckpt-state-2\).*"
                                          r"write cache and queue.*./study gem5 --source DIR"):
         gem5_backend.require_patches(before, get_system("desktop-hdd-64"))
-    gem5_backend.require_patches(built("disk-timing-1 sti-shadow-1 pte-ad-1 ckpt-state-2"), get_system("desktop-hdd-64"))
+    gem5_backend.require_patches(built(gem5_backend.SERIES), get_system("desktop-hdd-64"))
+
+
+def test_every_run_refuses_a_gem5_whose_drives_do_not_say_if_they_rotate():
+    """0001's first version left IDENTIFY word 217 at 0: the guest saw flash as a
+    rotating disk. The series' name is all a run's identity knows of the patches, so a
+    binary built before the fix keeps its own gem5 key and is refused here."""
+    before = built("disk-timing-1 sti-shadow-1 pte-ad-1 ckpt-state-2")
+    for system in ("desktop-ssd-64", "desktop-hdd-64", "ci-tiny"):
+        with pytest.raises(StudyError, match=r"without gem5-patches/0001 \(disk-timing-2\).*"
+                                             r"word 217.*flash too, as rotating"):
+            gem5_backend.require_patches(before, get_system(system))
+    assert built(gem5_backend.SERIES).simulator_key != before.simulator_key
 
 
 @needs_source
