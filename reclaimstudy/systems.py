@@ -182,6 +182,22 @@ class Disk(Part):
         bits): Linux reads it once, at boot, and flushes by it ever after."""
         return isinstance(self.timing, HddTiming) and self.timing.write_cache_mib > 0
 
+    @property
+    def rotation_rate(self) -> int:
+        """What the drive reports in ATA IDENTIFY word 217 (gem5-patches/0001): a hard
+        disk its rpm, flash 1 ("non-rotating media"), gem5's own delay 0 (not reported).
+        Linux marks a disk non-rotational (queue/rotational 0, and swap on it solid
+        state) only for 1; it learns this at boot, and the drive model is part of every
+        boot's key (gem5_backend._checkpoint_key)."""
+        if isinstance(self.timing, HddTiming):
+            return self.timing.rpm
+        return 1 if isinstance(self.timing, FlashTiming) else 0
+
+    @property
+    def rotational(self) -> bool:
+        """Whether the guest sees the disk as rotating (/sys/block/*/queue/rotational)."""
+        return self.rotation_rate != 1
+
     @model_validator(mode="after")
     def one_timing(self):
         if (self.delay_us is None) == (self.timing is None):
