@@ -32,6 +32,19 @@ def cmd_gem5(args) -> int:
     return 0
 
 
+def cmd_disksim(args) -> int:
+    from reclaimstudy.disksim_build import build_disksim
+    build = build_disksim(args.source)
+    m = build.manifest
+    console.print(f"DiskSim {m['disksim_version']} built ({m['compiler']}, "
+                  f"{m['build_seconds']:.0f} s): {build.binary}")
+    console.print(f"  to embed it: {' '.join(str(p) for p in build.libraries)} -lm; "
+                  f"headers in {' '.join(str(p) for p in build.include_dirs)}")
+    console.print(f"  its validation (runvalid's drives and traces): {build.validation_dir}")
+    print(build.directory)
+    return 0
+
+
 def cmd_image(args) -> int:
     from reclaimstudy.image import build_image
     from reclaimstudy.systems import get_system
@@ -340,6 +353,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--variant", default="opt", help="opt (default) or fast")
     p.add_argument("--jobs", "-j", type=int, help="parallel scons jobs (default: all cores)")
     p.set_defaults(func=cmd_gem5)
+
+    p = sub.add_parser("disksim", help="build DiskSim 4.0 (rotating-disk timing) from a checkout "
+                                        "(or reuse the cached build); prints its cache directory")
+    p.add_argument("--source", type=Path, required=True,
+                   help="a clone of github.com/westerndigitalcorporation/DiskSim, or its "
+                        "STABLE/DiskSim_Linux_Generic_2.01.016 tree (copied, never changed)")
+    p.set_defaults(func=cmd_disksim)
 
     p = sub.add_parser("image", help="build (or reuse) the guest's root and swap disks for a system")
     p.add_argument("--system", default="desktop-hdd", help="system profile (configs/systems/NAME.toml)")

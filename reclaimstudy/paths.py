@@ -6,6 +6,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 KERNEL_PATCHES = REPO / "kernel-patches"
 GEM5_PATCHES = REPO / "gem5-patches"
+DISKSIM_PATCHES = REPO / "disksim-patches"
 DISK_IMAGES = REPO / "disk-images"
 WORKLOADS = REPO / "workloads"
 CONFIGS = REPO / "configs"
