@@ -1,20 +1,23 @@
 """Paired comparisons: runs of two policies with the same repetition are a pair (they
 share the repetition's seed and so its perturbation), as Alameldeen and Wood compare
-simulations. Per pair the ratio with / without; its geometric mean, a bootstrap
-confidence interval over the pairs, and a paired t-test on the log ratios. Where a
-value is zero (a count that did not move) ratios cannot be logged: the ratio shown is
-that of the means, its interval from resampling the pairs, and the test is on the pairs'
-differences.
+simulations.
 
-The verdict against a seed: "reproduced" when the whole interval lies on the seed's
-side of no effect, "reversed" when it lies on the other side, "inconclusive (n=..)"
-otherwise; with fewer than two pairs, or pairs that do not differ at all (nothing
-varied between repetitions), nothing can be concluded. Where the seed itself expects no
-effect (seed 000b's idle time outside its window), pairs that are all equal or an
-interval holding 1 are "no effect found, as expected", and one excluding 1 "an effect
-where none is expected". A percentile bootstrap over two
-or three pairs has only a handful of distinct resamples and its interval is too
-narrow, so a verdict also needs the paired t-test to agree (p < ALPHA).
+Per pair the ratio with / without. Where every value is positive: the geometric mean of
+the pairs' ratios, a paired t-test on the log ratios, and the t-interval of the mean log
+ratio, so the interval excludes 1 exactly when the test rejects at the same level. Where
+a value is zero (a count that did not move) ratios cannot be logged: the ratio shown is
+that of the means, the test is the paired t-test on the differences, and the interval is
+Fieller's for a ratio of paired means (the ratios theta for which the t-test of
+`with - theta * without` does not reject), which again excludes 1 exactly when the test
+does. No bootstrap: over five pairs a percentile bootstrap has 126 distinct resamples
+and covers well under its nominal level.
+
+Against a seed: "reproduced" when the test rejects no effect and the ratio lies on the
+seed's side of 1, "reversed" on the other side, otherwise inconclusive. Where the seed
+expects no effect (seed 000b's idle time outside its window) a failure to reject is not
+evidence: the row is "equivalent" only when two one-sided tests (TOST) put the ratio
+inside a declared margin, [1 / (1 + m), 1 + m]. The level a row is judged at may be
+lowered for the rows it stands among (analysis/verdicts.py).
 """
 
 import math
@@ -25,9 +28,14 @@ from scipy import stats
 
 CONFIDENCE = 0.95
 ALPHA = 0.05
-RESAMPLES = 10_000
-SEED = 20261123  # the bootstrap's own random stream: the same table, the same interval
-NO_EFFECT_AS_EXPECTED = "no effect found, as expected"
+# An equivalence margin of +-10% on the ratio, for rows whose seed expects no effect and
+# whose study declares none of its own.
+MARGIN = 0.10
+INTERVAL_METHOD = {"log ratio": "t-interval of the mean log ratio (paired t-test)",
+                   "difference": "Fieller interval of the ratio of paired means "
+                                 "(paired t-test on the differences)"}
+REPRODUCED, REVERSED = "reproduced", "reversed"
+EQUIVALENT = "equivalent, as expected"
 EFFECT_NOT_EXPECTED = "an effect where none is expected"
 
 
@@ -35,46 +43,77 @@ EFFECT_NOT_EXPECTED = "an effect where none is expected"
 class Paired:
     n: int
     ratio: float                 # geometric mean of the pair ratios (or ratio of means)
-    low: float                   # the interval, on the ratio scale
+    low: float                   # the 95% interval, on the ratio scale
     high: float
     p_value: float               # paired t-test (log ratios, or differences)
     by: str                      # "log ratio" or "difference"
     spread: bool                 # whether the pairs differ at all
     # By difference only (a zero in some pair, where a ratio may say only the sign): the
-    # pairs' mean difference (with - without) and its 95% bootstrap interval.
+    # pairs' mean difference (with - without) and its 95% t-interval.
     difference: tuple[float, float, float] | None = None
+    # The pairs themselves (with, without), in repetition order: intervals at other
+    # levels and equivalence tests are computed from them.
+    values: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())
 
-    def verdict(self, seed_ratio: float) -> str:
-        """Against a seed's own ratio (with / without)."""
-        if self.n < 2 or not self.spread or math.isnan(self.low):
+    @property
+    def method(self) -> str:
+        return INTERVAL_METHOD[self.by]
+
+    def interval(self, confidence: float = CONFIDENCE) -> tuple[float, float]:
+        """The ratio's interval at `confidence`, by the method that matches the test."""
+        if confidence == CONFIDENCE:
+            return self.low, self.high
+        return _ratio_interval(*map(np.array, self.values), self.by, confidence)
+
+    def equivalence_p(self, margin: float = MARGIN) -> float:
+        """TOST: the larger of the two one-sided p-values against the ratio lying at or
+        beyond 1 + margin, or at or below 1 / (1 + margin). Pairs that are all equal
+        have no spread to test with: 0 when their one ratio is inside the margin, else 1."""
+        if self.n < 2:
+            return math.nan
+        upper, lower = 1 + margin, 1 / (1 + margin)
+        if not self.spread:
+            return 0.0 if lower < self.ratio < upper else 1.0
+        a, b = map(np.array, self.values)
+        if self.by == "log ratio":
+            logs = np.log(a / b)
+            return max(_one_sided(logs - math.log(lower), "greater"),
+                       _one_sided(logs - math.log(upper), "less"))
+        if b.mean() == 0:
+            return 1.0  # nothing without the change: no ratio to bound
+        return max(_one_sided(a - lower * b, "greater"), _one_sided(a - upper * b, "less"))
+
+    def verdict(self, seed_ratio: float, alpha: float = ALPHA, p: float | None = None) -> str:
+        """Against a seed's own ratio (with / without), at level `alpha`; `p`, the p-value
+        to judge by where it is not the row's own (adjusted for the rows it stands among)."""
+        if self.n < 2 or not self.spread or math.isnan(self.p_value):
             why = "no spread between repetitions" if self.n >= 2 and not self.spread else ""
             return f"inconclusive (n={self.n}{', ' + why if why else ''})"
-        if not self.p_value < ALPHA:
-            return f"inconclusive (n={self.n}, p={self.p_value:.2g})"
-        seed_lower = seed_ratio < 1
-        if self.high < 1 if seed_lower else self.low > 1:
-            return "reproduced"
-        if self.low > 1 if seed_lower else self.high < 1:
-            return "reversed"
-        return f"inconclusive (n={self.n})"
+        p = self.p_value if p is None else p
+        if not p < alpha:
+            return f"inconclusive (n={self.n}, p={p:.2g})"
+        # the test rejects, so the interval lies wholly on the estimate's side of 1
+        return REPRODUCED if (self.ratio < 1) == (seed_ratio < 1) else REVERSED
 
-    def judged(self, seed_ratio: float, expects_none: bool) -> str:
-        """The verdict against the seed's ratio, or against no effect where the seed
-        expects none."""
-        return self.verdict_of_no_effect() if expects_none else self.verdict(seed_ratio)
-
-    def verdict_of_no_effect(self) -> str:
-        """Where the seed itself expects no effect (seed 000b's idle time outside its
-        window): none found when the interval holds 1 and the test does not object (or
-        every pair is equal), an effect when both exclude it."""
-        if self.n < 2 or math.isnan(self.low):
+    def verdict_of_no_effect(self, margin: float = MARGIN, alpha: float = ALPHA,
+                             p: float | None = None) -> str:
+        """Where the seed itself expects no effect: "equivalent" only when TOST at
+        `margin` rejects a difference as large as the margin (its p, or `p` where it is
+        adjusted), "an effect where none is expected" when the t-test rejects no effect
+        and the interval lies outside the margin; else inconclusive."""
+        if self.n < 2:
             return f"inconclusive (n={self.n})"
-        holds_one = self.low <= 1 <= self.high
-        if holds_one and not self.p_value < ALPHA:
-            return NO_EFFECT_AS_EXPECTED
-        if not holds_one and self.p_value < ALPHA:
+        p = self.equivalence_p(margin) if p is None else p
+        if p < alpha:
+            return EQUIVALENT
+        if self.p_value < alpha and (self.low > 1 + margin or self.high < 1 / (1 + margin)):
             return EFFECT_NOT_EXPECTED
-        return f"inconclusive (n={self.n}, p={self.p_value:.2g})"
+        return f"inconclusive (n={self.n}, equivalence p={p:.2g} at ±{margin:.0%})"
+
+    def judged(self, seed_ratio: float, expects_none: bool, margin: float = MARGIN) -> str:
+        """The verdict against the seed's ratio, or against no effect where the seed
+        expects none, each at the row's own level."""
+        return self.verdict_of_no_effect(margin) if expects_none else self.verdict(seed_ratio)
 
 
 def pairs(with_values: dict, without_values: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -84,23 +123,17 @@ def pairs(with_values: dict, without_values: dict) -> tuple[np.ndarray, np.ndarr
             np.array([without_values[r] for r in common], dtype=float))
 
 
-def _interval(samples: np.ndarray, statistic) -> tuple[float, float]:
-    if len(samples) < 2 or np.all(samples == samples[0]):
-        value = float(statistic(samples))
-        return value, value
-    return _bootstrap((samples,), statistic)
+def _quantile(n: int, confidence: float) -> float:
+    return float(stats.t.ppf(0.5 + confidence / 2, n - 1))
 
 
-def _bootstrap(data: tuple, statistic, paired: bool = False) -> tuple[float, float]:
-    """The percentile interval of `statistic` over resamples of `data` (of the pairs
-    together when `paired`), from the bootstrap's own random stream."""
-    # A ratio of means is infinite in resamples with nothing without the change, so the
-    # bootstrap's own standard error (not used here) is not a number; the percentiles are.
-    with np.errstate(invalid="ignore"):
-        result = stats.bootstrap(data, statistic, paired=paired, confidence_level=CONFIDENCE,
-                                 n_resamples=RESAMPLES, method="percentile",
-                                 random_state=np.random.default_rng(SEED))
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+def _mean_interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The t-interval of the mean (a point where the samples do not differ)."""
+    mean = float(samples.mean())
+    if len(samples) < 2 or np.ptp(samples) == 0:
+        return (mean, mean) if len(samples) else (math.nan, math.nan)
+    half = _quantile(len(samples), confidence) * float(samples.std(ddof=1)) / math.sqrt(len(samples))
+    return mean - half, mean + half
 
 
 def _p(samples: np.ndarray) -> float:
@@ -109,32 +142,64 @@ def _p(samples: np.ndarray) -> float:
     return float(stats.ttest_1samp(samples, 0.0).pvalue)
 
 
-def paired(with_values: dict, without_values: dict) -> Paired:
-    """`with_values`, `without_values`: repetition -> value of one metric."""
-    a, b = pairs(with_values, without_values)
+def _one_sided(samples: np.ndarray, alternative: str) -> float:
+    if np.ptp(samples) == 0:  # no spread: the sign alone decides
+        mean = samples.mean()
+        return 0.0 if (mean > 0 if alternative == "greater" else mean < 0) else 1.0
+    return float(stats.ttest_1samp(samples, 0.0, alternative=alternative).pvalue)
+
+
+def fieller(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[float, float]:
+    """Fieller's interval for mean(a) / mean(b) over pairs: every theta at which the
+    paired t-test of a - theta * b keeps "mean zero". Clipped at 0 (both are counts);
+    unbounded above where mean(b) is not clearly above 0."""
     n = len(a)
-    if n == 0:
-        return Paired(0, math.nan, math.nan, math.nan, math.nan, "log ratio", False)
-    if np.all(a > 0) and np.all(b > 0):
-        logs = np.log(a / b)
-        low, high = _interval(logs, np.mean)
-        return Paired(n, float(np.exp(logs.mean())), math.exp(low), math.exp(high), _p(logs),
-                      "log ratio", bool(n > 1 and np.ptp(logs) > 0))
-    # A zero somewhere: the ratio of the means, its interval from resampling the pairs
-    # (a ratio of means never goes below 0, as an interval of the mean difference over
-    # the "without" mean could: every MGLRU run at 0 faults gave [-0.3, 0.4]); the test
-    # is on the differences.
+    q2 = _quantile(n, confidence) ** 2 / n
+    cov = np.cov(a, b, ddof=1)
+    # (mean_a - theta mean_b)^2 <= q2 (var_a - 2 theta cov_ab + theta^2 var_b)
+    qa = b.mean() ** 2 - q2 * cov[1, 1]
+    qb = -2 * (a.mean() * b.mean() - q2 * cov[0, 1])
+    qc = a.mean() ** 2 - q2 * cov[0, 0]
+    estimate = a.mean() / b.mean() if b.mean() > 0 else math.inf
+    disc = qb * qb - 4 * qa * qc
+    if qa > 0:
+        root = math.sqrt(max(disc, 0.0))
+        low, high = (-qb - root) / (2 * qa), (-qb + root) / (2 * qa)
+    elif disc <= 0 or qa == 0:
+        low, high = -math.inf, math.inf
+    else:
+        # mean(b) is not clearly above 0: the set is the outside of two roots, two rays.
+        # Shown whole (unbounded) when it holds 1; where the test rejects 1 (it lies
+        # between the roots), the ray that holds the estimate, so the two still agree.
+        root = math.sqrt(disc)
+        r1, r2 = sorted(((-qb - root) / (2 * qa), (-qb + root) / (2 * qa)))
+        if r1 < 1 < r2:
+            low, high = (r2, math.inf) if estimate >= r2 else (-math.inf, r1)
+        else:
+            low, high = -math.inf, math.inf
+    return max(low, 0.0), high
+
+
+def _ratio_interval(a: np.ndarray, b: np.ndarray, by: str,
+                    confidence: float) -> tuple[float, float]:
+    if by == "log ratio":
+        low, high = _mean_interval(np.log(a / b), confidence)
+        return math.exp(low), math.exp(high)
     differences = a - b
-    spread = bool(n > 1 and np.ptp(differences) > 0)
-    difference_low, difference_high = _interval(differences, np.mean)
+    if len(a) < 2 or np.ptp(differences) == 0:
+        ratio = _ratio_of_means(a, b)
+        return ratio, ratio
     if b.mean() > 0:
-        ratio = float(a.mean() / b.mean())
-        low, high = _bootstrap((a, b), _ratio_of_means, paired=True) if spread else (ratio, ratio)
-    else:  # nothing without the change: only the sign of the difference means anything
-        ratio = math.inf if a.mean() > 0 else 1.0
-        low, high = (_sign_as_ratio(difference_low), _sign_as_ratio(difference_high))
-    return Paired(n, ratio, low, high, _p(differences), "difference", spread,
-                  (float(differences.mean()), difference_low, difference_high))
+        return fieller(a, b, confidence)
+    # nothing without the change: only the sign of the difference means anything
+    low, high = _mean_interval(differences, confidence)
+    return _sign_as_ratio(low), _sign_as_ratio(high)
+
+
+def _ratio_of_means(a: np.ndarray, b: np.ndarray) -> float:
+    if b.mean() > 0:
+        return float(a.mean() / b.mean())
+    return math.inf if a.mean() > 0 else 1.0
 
 
 def _sign_as_ratio(difference: float) -> float:
@@ -142,10 +207,21 @@ def _sign_as_ratio(difference: float) -> float:
     return math.inf if difference > 0 else (1.0 if difference == 0 else -math.inf)
 
 
-def _ratio_of_means(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
-    """mean(a) / mean(b) per resample; a resample with nothing on either side is no
-    effect (1), one with nothing only without the change infinite."""
-    top, bottom = np.mean(a, axis=axis), np.mean(b, axis=axis)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1),
-                        np.where(top > 0, np.inf, 1.0))
+def paired(with_values: dict, without_values: dict) -> Paired:
+    """`with_values`, `without_values`: repetition -> value of one metric."""
+    a, b = pairs(with_values, without_values)
+    n = len(a)
+    values = (tuple(map(float, a)), tuple(map(float, b)))
+    if n == 0:
+        return Paired(0, math.nan, math.nan, math.nan, math.nan, "log ratio", False)
+    if np.all(a > 0) and np.all(b > 0):
+        logs = np.log(a / b)
+        low, high = _ratio_interval(a, b, "log ratio", CONFIDENCE)
+        return Paired(n, float(np.exp(logs.mean())), low, high, _p(logs), "log ratio",
+                      bool(n > 1 and np.ptp(logs) > 0), values=values)
+    differences = a - b
+    low, high = _ratio_interval(a, b, "difference", CONFIDENCE)
+    return Paired(n, _ratio_of_means(a, b), low, high, _p(differences), "difference",
+                  bool(n > 1 and np.ptp(differences) > 0),
+                  (float(differences.mean()), *_mean_interval(differences, CONFIDENCE)),
+                  values)

@@ -317,7 +317,8 @@ def _pairs_in_regime(row: dict, regime: dict, table: pd.DataFrame) -> str:
     pair = paired(with_values, without_values)
     pairs = f"{pair.n} pair{'s' if pair.n != 1 else ''}"
     return (f"the {pairs} in it: {_num(pair.ratio)} [{_num(pair.low)}, {_num(pair.high)}], "
-            f"p {_num(pair.p_value)}, {pair.judged(row['seed_ratio'], row['expects_none'])}")
+            f"p {_num(pair.p_value)}, {pair.judged(row['seed_ratio'], row['expects_none'])} "
+            f"(alone, not adjusted)")
 
 
 def _num(value) -> str:
@@ -464,7 +465,7 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
             "regime": _regime(regimes, experiment, backend, system),
             "quiet": _quiet(raw, policies),
         })
-    seeds = reproduction(comparison, table)
+    seeds = reproduction(comparison, table, regimes, study.verdicts)
     figure = reproduction_figure(seeds)
     seed_figure = None if figure is None else _finish(
         figure, f"{study.name}: the seeds' ratios and ours", plots / "reproduction.png")

@@ -1,6 +1,7 @@
 """The reproduction table as one picture: for each seed row, the seed's own ratio (with the
-change / without it) beside ours, paired by repetition with its 95% interval, on a log
-axis around 1, coloured by verdict. A reader sees at a glance which side of 1 each seed
+change / without it) beside ours, paired by repetition with its 95% interval (thick) and
+the wider interval at the level its verdict was made at, adjusted for the rows it stands
+among (thin), on a log axis around 1, coloured by verdict. A reader sees at a glance which side of 1 each seed
 and each of our intervals lies, and how far our effect is from the seed's."""
 
 import math
@@ -12,10 +13,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
-from analysis.paired import EFFECT_NOT_EXPECTED, NO_EFFECT_AS_EXPECTED  # noqa: E402
+from analysis.paired import (EFFECT_NOT_EXPECTED, EQUIVALENT, REPRODUCED,  # noqa: E402
+                             REVERSED)
 
-VERDICT_COLOURS = {"reproduced": "tab:green", "reversed": "tab:red",
-                   NO_EFFECT_AS_EXPECTED: "tab:green", EFFECT_NOT_EXPECTED: "tab:red"}
+VERDICT_COLOURS = {REPRODUCED: "tab:green", REVERSED: "tab:red",
+                   EQUIVALENT: "tab:green", EFFECT_NOT_EXPECTED: "tab:red"}
 INCONCLUSIVE = "tab:grey"
 
 
@@ -52,15 +54,19 @@ def reproduction_figure(seeds: pd.DataFrame):
         elif _finite(row["seed_ratio"]):
             ax.plot(row["seed_ratio"], y, marker="D", color="black", markersize=6)
         if _finite(row["paired_ratio"]):
-            low, high = row["interval_low"], row["interval_high"]
             colour = verdict_colour(row["verdict"])
+            ratio = row["paired_ratio"]
+            wide = (row.get("adjusted_low", math.nan), row.get("adjusted_high", math.nan))
+            if _finite(wide[0]) and _finite(wide[1]):
+                ax.errorbar(ratio, y, xerr=[[ratio - wide[0]], [wide[1] - ratio]], fmt="none",
+                            color=colour, capsize=2, linewidth=0.8)
+            low, high = row["interval_low"], row["interval_high"]
             if _finite(low) and _finite(high):
-                ax.errorbar(row["paired_ratio"], y, xerr=[[row["paired_ratio"] - low],
-                                                         [high - row["paired_ratio"]]],
-                            fmt="o", color=colour, capsize=4)
+                ax.errorbar(ratio, y, xerr=[[ratio - low], [high - ratio]], fmt="o",
+                            color=colour, capsize=4, linewidth=2.2)
             else:
-                ax.plot(row["paired_ratio"], y, "o", color=colour)
-            ax.annotate(row["verdict"], (row["paired_ratio"], y), xytext=(0, 7),
+                ax.plot(ratio, y, "o", color=colour)
+            ax.annotate(row["verdict"].split(" (")[0], (ratio, y), xytext=(0, 7),
                         textcoords="offset points", ha="center", fontsize=7, color=colour)
     ax.axvline(1.0, color="grey", linestyle="--", linewidth=1)
     ax.set_xscale("log")
@@ -74,5 +80,5 @@ def reproduction_figure(seeds: pd.DataFrame):
     ax.set_yticks(range(len(rows)), labels, fontsize=8)
     ax.set_ylim(-0.7, len(rows) - 0.3)
     ax.set_xlabel("ratio, change on / off (log)\nblack: the seed's; coloured: ours "
-                  "(paired, 95% interval)", fontsize=8)
+                  "(paired; thick: 95% interval, thin: at the verdict's adjusted level)", fontsize=8)
     return fig

@@ -7,6 +7,7 @@ import pandas as pd
 
 from analysis.idle_sweep import windows
 from analysis.paired import paired
+from analysis.verdicts import Rules, judge, untestable
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import CONFIGS
 from reclaimstudy.tomlfile import check_keys, load
@@ -123,13 +124,16 @@ def repetition_values(table: pd.DataFrame, experiment: str, setup: str, metric: 
     return dict(zip(rows["repetition"].astype(int), rows["value"].astype(float)))
 
 
-def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+def reproduction(comparison: pd.DataFrame, table: pd.DataFrame,
+                 regimes: pd.DataFrame | None = None, rules: Rules = Rules()) -> pd.DataFrame:
     """One row per (claim, experiment setup) with runs: the seed's ratio with/without,
-    ours (means, and paired by repetition with its interval and verdict: analysis/
-    paired.py; for seed 000b against no effect where its idle time is outside the
-    window, analysis/idle_sweep.py), whether the means' direction is the seed's, and
-    MGLRU's value and its ratio to the seed's "on" policy where the experiment ran MGLRU."""
-    rows = []
+    ours (means, and paired by repetition with its interval: analysis/paired.py), the
+    verdict by the study's `rules` among all the rows (analysis/verdicts.py: against no
+    effect where seed 000b's idle time is outside its window, analysis/idle_sweep.py;
+    untestable where `regimes`, regime_checks' rows, put every run out of the seed's
+    regime), whether the means' direction is the seed's, and MGLRU's value and its ratio
+    to the seed's "on" policy where the experiment ran MGLRU."""
+    rows, pairs = [], []
     if comparison.empty:
         return pd.DataFrame(rows)
     experiments = table[["experiment", "workload"]].drop_duplicates()
@@ -164,6 +168,10 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
             # seed expects none, and that is what the row is judged against.
             window = idle_windows.get((experiment, backend, system))
             expects_none = window is not None and not window.inside
+            checked = None if regimes is None or regimes.empty else regimes[
+                (regimes["experiment"] == experiment) & (regimes["backend"] == backend)
+                & (regimes["system"] == system)]
+            pairs.append(pair)
             rows.append({
                 "seed": claim.seed, "experiment": experiment, "setup": setup,
                 "what": claim.what,
@@ -179,8 +187,8 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
                 "p_value": p,
                 "n_pairs": pair.n, "paired_ratio": pair.ratio, "interval_low": pair.low,
                 "interval_high": pair.high, "paired_p": pair.p_value, "paired_by": pair.by,
-                "verdict": pair.judged(claim.seed_ratio, expects_none),
                 "expects_none": expects_none,
+                "untestable": untestable(checked),
                 "window": window.describe() if window else "",
                 # what the row is judged against: the seed's ratio, or 1 outside its window
                 "expected_ratio": 1.0 if expects_none else claim.seed_ratio,
@@ -189,7 +197,7 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
                 "timing": "gem5 (modelled hardware)" if backend == "gem5" else
                           "QEMU (functional only, no timing model)",
             })
-    return pd.DataFrame(rows)
+    return pd.DataFrame(judge(rows, pairs, rules))
 
 
 def unmeasured(seeds: pd.DataFrame, table: pd.DataFrame) -> list[dict]:

@@ -11,6 +11,7 @@ from reclaimstudy.record import point_key
 from reclaimstudy.runs import RunSpec
 from reclaimstudy.systems import get_system, system_names
 from reclaimstudy.tomlfile import check_keys, load
+from reclaimstudy.verdict_rules import VerdictRules, verdict_rules
 from reclaimstudy.workloads import get_workload, workload_dirs
 
 STUDIES_DIR = CONFIGS / "studies"
@@ -47,6 +48,8 @@ class Study:
     # they name first, in the order of the first pattern each matches. So a sweep of the
     # bare study name, on any machine, goes on in the order its authors chose.
     order: tuple[str, ...] = ()
+    # How the report judges the study's rows ([verdicts]: reclaimstudy/verdict_rules.py).
+    verdicts: VerdictRules = VerdictRules()
 
     def select(self, patterns: list[str]) -> "Study":
         """This study narrowed to the runs some pattern matches; a pattern that matches
@@ -148,7 +151,7 @@ def _repetitions(where: str, value) -> int:
 def parse_study(name: str, table: dict, path: Path) -> Study:
     where = str(path)
     check_keys(where, table, {"description", "baseline", "repetitions", "systems", "policies",
-                              "experiment", "checkpoint_every_s", "order"},
+                              "experiment", "checkpoint_every_s", "order", "verdicts"},
                {"description", "baseline", "experiment"})
     policies, systems = list(load_policies()), system_names()
     workloads = [d.name for d in workload_dirs()]
@@ -188,7 +191,8 @@ def parse_study(name: str, table: dict, path: Path) -> Study:
     if not experiments:
         raise StudyError(f"{where}: no [[experiment]]")
     study = Study(name, table["description"], baseline, repetitions, tuple(experiments), path,
-                  float(every) if every is not None else None)
+                  float(every) if every is not None else None,
+                  verdicts=verdict_rules(table.get("verdicts"), where))
     order = table.get("order", [])
     if not isinstance(order, list) or not all(isinstance(p, str) and p for p in order):
         raise StudyError(f"{where}: order = {order!r}; allowed: a list of run patterns "

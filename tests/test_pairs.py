@@ -148,13 +148,14 @@ def test_where_the_baseline_counts_nothing_the_pairs_mean_difference_is_printed(
     text = format_pairs(metric_pairs(experiment_rows(rows, "iozone", None),
                                      "pass2:disk_reads", "baseline"))
     off = [line for line in text.splitlines() if line.startswith("  off - baseline")][0]
-    # off's 1046, 1043, 1044 against nothing: +1,044 on average, the interval within
-    # them, and no ratio (it could say only "more")
+    # off's 1046, 1043, 1044 against nothing: +1,044 on average, the t-interval of the
+    # mean difference (1,044.3 +- 4.303 * 1.528 / sqrt 3 = [1,040.5, 1,048.1]), and no
+    # ratio (it could say only "more")
     assert off.endswith("no ratio, baseline is 0 in every pair")
     assert "inf" not in off
     low, high = (float(v.replace(",", "")) for v in
                  off.split("mean difference +1,044 [")[1].split("]")[0].split(", "))
-    assert 1043 <= low <= 1044 <= high <= 1046
+    assert (low, high) == (1041, 1048)  # printed whole
     plain = format_pairs(metric_pairs(experiment_rows(_rows(), "iozone", None),
                                       "pass2:disk_reads", "baseline"))
     assert "mean difference" not in plain  # all positive: the log ratio says it

@@ -1,10 +1,13 @@
 """Regime checks ([regime] in a workload's meta.toml): a run that meets its seed's
 regime and one that does not, the declaration's errors, and the report's marks."""
 
+import math
 import re
 import shutil
 
+import numpy as np
 import pytest
+from scipy import stats
 
 from analysis.regimes import regime_checks
 from analysis.table import current_runs, runs_table, study_runs
@@ -273,11 +276,17 @@ def test_where_some_runs_fall_short_the_seed_table_judges_the_pairs_in_regime_al
     markdown = build_report(load_study(str(study_file)), results)["markdown"].read_text()
     row = next(line for line in markdown.splitlines() if line.startswith("| 001 | thrash-control"))
     cells = [cell.strip() for cell in row.split("|")]
-    assert cells[9].startswith("**inconclusive (n=4, p=")  # r3's pair, 1.0, widens it
+    assert cells[9].startswith("paired t-test: ")
+    assert cells[10].startswith("**inconclusive (n=4, p=")  # r3's pair, 1.0, widens it
     in_regime = re.search(r"\*\*out\*\*: 1 of 4 short; the 3 pairs in it: ([0-9.]+) "
-                          r"\[([0-9.]+), ([0-9.]+)\], p [0-9.e-]+, reproduced", cells[10])
-    assert in_regime, cells[10]
+                          r"\[([0-9.]+), ([0-9.]+)\], p [0-9.e-]+, reproduced", cells[11])
+    assert in_regime, cells[11]
     ratio, low, high = (float(v) for v in in_regime.groups())
-    assert 0.0085 < low <= ratio <= high < 0.0105  # 0.002 * (1 + r/10) / (0.2 * (1 + r/7))
+    # r0-r2's ratios 0.002 * (1 + r/10) / (0.2 * (1 + r/7)), and their t-interval
+    logs = np.log([0.002 * (1 + r / 10) / (0.2 * (1 + r / 7)) for r in range(3)])
+    half = stats.t.ppf(0.975, 2) * logs.std(ddof=1) / math.sqrt(3)
+    assert ratio == pytest.approx(math.exp(logs.mean()), rel=1e-3)
+    assert (low, high) == (pytest.approx(math.exp(logs.mean() - half), rel=1e-3),
+                           pytest.approx(math.exp(logs.mean() + half), rel=1e-3))
     assert ("**Out of regime: 1 of 4 runs fall short**; the seed table also judges the "
             "pairs of the repetitions in regime, alone.") in markdown

@@ -126,7 +126,8 @@ def test_the_reproduction_plot_places_each_row_and_colours_it_by_verdict():
     assert sorted(seed_marks) == [(0.47, 1), (0.5, 0), (1.99, 2)]
     assert len(ax.collections) == 2  # one interval per row with a paired ratio
     texts = {t.get_text(): t.get_color() for t in ax.texts}
-    assert texts == {"reproduced": "tab:green", "inconclusive (n=5)": "tab:grey"}
+    # each interval labelled with its verdict's word (the table has the whole verdict)
+    assert texts == {"reproduced": "tab:green", "inconclusive": "tab:grey"}
     assert ax.get_xscale() == "log"
     assert reproduction_figure(seeds.iloc[2:].assign(seed_ratio=float("nan"))) is None
 
@@ -141,7 +142,7 @@ def test_the_reproduction_plot_marks_no_effect_where_the_seed_expects_none():
                            "policies": ["baseline", "exec-protect-all-off"],
                            "seed_ratio": 0.06, "expected_ratio": 1.0, "paired_ratio": 0.9,
                            "interval_low": 0.7, "interval_high": 1.2,
-                           "verdict": "no effect found, as expected"}])
+                           "verdict": "equivalent, as expected"}])
     ax = reproduction_figure(seeds).axes[0]
     [label] = [t.get_text() for t in ax.get_yticklabels()]
     assert label == ("000b file-server-T0.01: interactive_majflt [stream] "
@@ -149,7 +150,7 @@ def test_the_reproduction_plot_marks_no_effect_where_the_seed_expects_none():
     [mark] = [line for line in ax.lines if line.get_marker() == "D"]
     assert mark.get_xdata()[0] == 1.0 and mark.get_markerfacecolor() == "none"
     assert {t.get_text(): t.get_color() for t in ax.texts} == {
-        "no effect found, as expected": "tab:green"}
+        "equivalent, as expected": "tab:green"}
 
 
 def _minor_labels(figure):
