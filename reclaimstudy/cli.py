@@ -202,6 +202,31 @@ def cmd_pairs(args) -> int:
     return 0
 
 
+def cmd_replay(args) -> int:
+    from analysis.sequential_replay import format_replay, replay_published
+    from reclaimstudy.studies import load_study
+    from reclaimstudy.verdict_rules import verdict_rules
+
+    study = load_study(args.study)
+    looks = args.looks or study.verdicts.looks
+    if not looks:
+        raise StudyError(f"study {study.name} declares no looks ([verdicts] looks); give --looks, "
+                         f"e.g. --looks 3,5,10")
+    verdict_rules({"looks": list(looks), "spending": args.spending or study.verdicts.spending},
+                  "--looks/--spending")
+    (rows, experiments), rules = replay_published(study, args.results, looks, args.spending)
+    print(format_replay(rows, experiments, rules))
+    return 0
+
+
+def _looks(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: allowed: pair counts separated by commas, "
+                                         f"e.g. 3,5,10") from None
+
+
 def cmd_report(args) -> int:
     from analysis.publish import report_published
     from analysis.report import build_report
@@ -451,6 +476,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--published", action="store_true",
                    help="read the published table (results/published/STUDY/) instead of the runs")
     p.set_defaults(func=cmd_pairs)
+
+    p = sub.add_parser("replay", help="replay a group-sequential rule over a published study's "
+                                      "pairs: the runs it would have made, and its verdicts")
+    p.add_argument("study", help="study name or path")
+    p.add_argument("--looks", type=_looks, help="pairs at each look, e.g. 3,5,10 (default: the "
+                                                "study's [verdicts] looks)")
+    p.add_argument("--spending", choices=["obrien-fleming", "pocock"],
+                   help="alpha spending (default: the study's, else obrien-fleming)")
+    p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
+    p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("report", help="write a study's report (Markdown and self-contained HTML)")
     p.add_argument("study", help="study name or path")
