@@ -15,6 +15,7 @@ from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
 from analysis.paired import (EFFECT_NOT_EXPECTED, EQUIVALENT, REPRODUCED,  # noqa: E402
                              REVERSED)
+from analysis.verdicts import short  # noqa: E402
 
 VERDICT_COLOURS = {REPRODUCED: "tab:green", REVERSED: "tab:red",
                    EQUIVALENT: "tab:green", EFFECT_NOT_EXPECTED: "tab:red"}
@@ -40,7 +41,7 @@ def reproduction_figure(seeds: pd.DataFrame):
             if _finite(r["seed_ratio"]) or _finite(r["paired_ratio"])]
     if not rows:
         return None
-    fig, ax = plt.subplots(figsize=(7.5, 1.6 + 0.45 * len(rows)))
+    fig, ax = plt.subplots(figsize=(11, 1.6 + 0.45 * len(rows)))
     labels = []
     for y, row in enumerate(reversed(rows)):
         labels.append(f"{row['seed']} {row['experiment']}: {row['metric']}"
@@ -66,7 +67,7 @@ def reproduction_figure(seeds: pd.DataFrame):
                             color=colour, capsize=4, linewidth=2.2)
             else:
                 ax.plot(ratio, y, "o", color=colour)
-            ax.annotate(row["verdict"].split(" (")[0], (ratio, y), xytext=(0, 7),
+            ax.annotate(short(row["verdict"]), (ratio, y), xytext=(0, 7),
                         textcoords="offset points", ha="center", fontsize=7, color=colour)
     ax.axvline(1.0, color="grey", linestyle="--", linewidth=1)
     ax.set_xscale("log")

@@ -21,6 +21,7 @@ from analysis.compare import compare
 from analysis.paired import EQUIVALENT, REPRODUCED, REVERSED
 from analysis.seeds import reproduction
 from analysis.sequential import holm_decisions
+from analysis.verdicts import short
 from reclaimstudy.verdict_rules import VerdictRules
 
 KEY = ["experiment", "what", "backend", "system"]
@@ -46,16 +47,8 @@ def _label(row: pd.Series, decided: bool) -> str:
     if not decided:
         return "inconclusive"
     if row["expects_none"]:
-        return EQUIVALENT
+        return short(EQUIVALENT)
     return REPRODUCED if (row["paired_ratio"] < 1) == (row["seed_ratio"] < 1) else REVERSED
-
-
-def short(verdict: str) -> str:
-    """A verdict's kind, as the replay compares them."""
-    for kind in (REPRODUCED, REVERSED, EQUIVALENT, "untestable", "inconclusive"):
-        if verdict.startswith(kind):
-            return kind
-    return verdict.split(" (")[0]
 
 
 def replay(table: pd.DataFrame, regimes: pd.DataFrame | None, baseline: str,

@@ -21,7 +21,7 @@ import math
 import numpy as np
 from scipy import stats
 
-from analysis.paired import Paired
+from analysis.paired import EQUIVALENT, REPRODUCED, REVERSED, Paired
 from reclaimstudy.verdict_rules import VerdictRules as Rules
 
 OUT_OF_REGIME = "untestable here: every run out of the seed's regime"
@@ -115,3 +115,11 @@ def judge(rows: list[dict], pairs: list[Paired], rules: Rules) -> list[dict]:
                     "verdict": verdict, "interval_method": pair.method,
                     "adjusted_confidence": level, "adjusted_low": low, "adjusted_high": high})
     return out
+
+
+def short(verdict: str) -> str:
+    """A verdict's kind: reproduced, reversed, equivalent, untestable or inconclusive."""
+    for kind in (REPRODUCED, REVERSED, EQUIVALENT, "untestable", "inconclusive"):
+        if verdict.startswith(kind):
+            return kind.split(",")[0]
+    return verdict.split(" (")[0]

@@ -150,7 +150,7 @@ def test_the_reproduction_plot_marks_no_effect_where_the_seed_expects_none():
     [mark] = [line for line in ax.lines if line.get_marker() == "D"]
     assert mark.get_xdata()[0] == 1.0 and mark.get_markerfacecolor() == "none"
     assert {t.get_text(): t.get_color() for t in ax.texts} == {
-        "equivalent, as expected": "tab:green"}
+        "equivalent": "tab:green"}
 
 
 def _minor_labels(figure):
