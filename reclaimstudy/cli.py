@@ -219,6 +219,30 @@ def cmd_replay(args) -> int:
     return 0
 
 
+def cmd_ladder(args) -> int:
+    from analysis.ladder import compare_rungs, format_ladder
+    from analysis.publish import published_dir, published_runs, published_table
+    from analysis.regimes import regime_checks
+    from analysis.table import folder_table
+    from reclaimstudy.studies import load_study
+
+    rung, reference = load_study(args.study), load_study(args.against)
+    if args.published:
+        rung_table = published_table(rung, args.results)
+        rung_runs = published_runs(published_dir(rung.name, args.results), rung.name)
+    else:
+        rung_runs, rung_table = folder_table(args.results / rung.name, rung.name, rung.points())
+    ref_table = published_table(reference, args.results)
+    ref_runs = published_runs(published_dir(reference.name, args.results), reference.name)
+    ids = set(ref_table["run_id"])
+    ref_runs = [run for run in ref_runs if run.record["run_id"] in ids]
+    result = compare_rungs(ref_table, ref_runs, rung_table, rung_runs, reference.baseline,
+                           reference.verdicts, (regime_checks(ref_table, ref_runs),
+                                                regime_checks(rung_table, rung_runs)))
+    print(format_ladder(result))
+    return 0
+
+
 def _looks(text: str) -> tuple[int, ...]:
     try:
         return tuple(int(part) for part in text.split(","))
@@ -486,6 +510,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="alpha spending (default: the study's, else obrien-fleming)")
     p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("ladder", help="a cheaper gem5 CPU's paired ratios beside the timing CPU's "
+                                      "published ones, and whether it may stand in")
+    p.add_argument("study", help="the rung's study (e.g. ladder)")
+    p.add_argument("--against", default="seeds-gem5",
+                   help="the published timing-CPU study (default seeds-gem5)")
+    p.add_argument("--published", action="store_true",
+                   help="read the rung's published table instead of its runs")
+    p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
+    p.set_defaults(func=cmd_ladder)
 
     p = sub.add_parser("report", help="write a study's report (Markdown and self-contained HTML)")
     p.add_argument("study", help="study name or path")

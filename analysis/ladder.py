@@ -1,0 +1,96 @@
+"""The fidelity ladder: the same experiments, repetitions and policies on a cheaper gem5
+CPU (a rung) beside the timing CPU's runs (the reference study), row by row of the
+reproduction table.
+
+A rung may stand in for the timing CPU in an experiment only where, in every row of
+that experiment, its paired ratio lies inside the timing CPU's 95% interval and its
+verdict is the same. Both sides are judged alone (no adjustment for other rows: the two
+studies' families differ), by the reference study's other rules. The cost of each rung
+is the simulator's CPU time per run (run.json's backend_info.cpu_seconds).
+"""
+
+import math
+
+import pandas as pd
+
+from analysis.compare import compare
+from analysis.seeds import reproduction
+from analysis.verdicts import short
+from reclaimstudy.record import PublishedRun
+from reclaimstudy.verdict_rules import VerdictRules
+
+KEY = ["experiment", "what"]
+
+
+def _rows(table: pd.DataFrame, regimes: pd.DataFrame | None, baseline: str,
+          rules: VerdictRules) -> pd.DataFrame:
+    alone = VerdictRules(**(rules.model_dump() | {"multiplicity": "none"}))
+    rows = reproduction(compare(table, baseline), table, regimes, alone)
+    return rows.set_index(KEY) if not rows.empty else rows
+
+
+def _cpu(runs: list[PublishedRun]) -> dict[str, list[float]]:
+    """experiment -> the simulator's CPU-seconds of each of its runs that records them."""
+    out: dict[str, list[float]] = {}
+    for run in runs:
+        seconds = (run.record.get("backend_info") or {}).get("cpu_seconds")
+        if run.record.get("status") == "ok" and seconds is not None:
+            out.setdefault(run.record.get("experiment", ""), []).append(float(seconds))
+    return out
+
+
+def compare_rungs(reference: pd.DataFrame, reference_runs: list[PublishedRun],
+                  rung: pd.DataFrame, rung_runs: list[PublishedRun], baseline: str,
+                  rules: VerdictRules, regimes: tuple = (None, None)) -> pd.DataFrame:
+    """One row per reproduction row the rung has: both rungs' systems, ratios,
+    intervals and verdicts, whether the rung's ratio is inside the reference's interval,
+    and each rung's mean CPU-seconds per run of the experiment."""
+    ours = _rows(rung, regimes[1], baseline, rules)
+    theirs = _rows(reference, regimes[0], baseline, rules)
+    cost_ref, cost_rung = _cpu(reference_runs), _cpu(rung_runs)
+    out = []
+    for key, row in ours.iterrows() if not ours.empty else []:
+        if key not in theirs.index:
+            continue
+        ref = theirs.loc[key]
+        inside = bool(ref["interval_low"] <= row["paired_ratio"] <= ref["interval_high"])
+        same = short(row["verdict"]) == short(ref["verdict"])
+        ref_cpu, rung_cpu = cost_ref.get(key[0], []), cost_rung.get(key[0], [])
+        mean_ref = sum(ref_cpu) / len(ref_cpu) if ref_cpu else math.nan
+        mean_rung = sum(rung_cpu) / len(rung_cpu) if rung_cpu else math.nan
+        out.append({
+            "experiment": key[0], "what": key[1], "metric": row["metric"],
+            "reference_system": ref["system"], "system": row["system"],
+            "reference_ratio": ref["paired_ratio"], "reference_low": ref["interval_low"],
+            "reference_high": ref["interval_high"], "reference_verdict": short(ref["verdict"]),
+            "ratio": row["paired_ratio"], "low": row["interval_low"],
+            "high": row["interval_high"], "verdict": short(row["verdict"]),
+            "pairs": row["n_pairs"], "inside": inside, "same_verdict": same,
+            "reference_cpu_s": mean_ref, "cpu_s": mean_rung,
+            "speed_up": mean_ref / mean_rung if mean_rung else math.nan})
+    result = pd.DataFrame(out)
+    if not result.empty:
+        # a rung stands in for an experiment only if every row of it agrees
+        allowed = result.groupby("experiment")[["inside", "same_verdict"]].transform("all").all(axis=1)
+        result["may_stand_in"] = allowed
+    return result
+
+
+def format_ladder(result: pd.DataFrame) -> str:
+    if result.empty:
+        return "no row of the rung has a finished pair in both studies yet"
+    lines = []
+    for row in result.to_dict("records"):
+        lines.append(
+            f"{row['experiment']}: {row['what'][:70]}\n"
+            f"    {row['reference_system']}: {row['reference_ratio']:.4g} "
+            f"[{row['reference_low']:.4g}, {row['reference_high']:.4g}] {row['reference_verdict']}\n"
+            f"    {row['system']}: {row['ratio']:.4g} [{row['low']:.4g}, {row['high']:.4g}] "
+            f"{row['verdict']} ({row['pairs']} pairs); inside: {'yes' if row['inside'] else 'no'}, "
+            f"same verdict: {'yes' if row['same_verdict'] else 'no'}; CPU-s a run "
+            f"{row['reference_cpu_s']:.0f} -> {row['cpu_s']:.0f} ({row['speed_up']:.2f}x)")
+    lines.append("")
+    for experiment, rows in result.groupby("experiment", sort=False):
+        lines.append(f"{experiment}: the rung {'may' if rows['may_stand_in'].all() else 'may not'} "
+                     f"stand in for the timing CPU")
+    return "\n".join(lines)
