@@ -215,6 +215,13 @@ class DisksimBuild:
         return (self.tree / "include", self.tree / "src")
 
     @property
+    def internal_include_dirs(self) -> tuple[Path, ...]:
+        """For DiskSim's own headers as well (disksim_disk.h: a drive's running
+        statistics), which include diskmodel's, libparam's and libddbg's."""
+        return (*self.include_dirs, self.tree / "diskmodel" / "include",
+                self.tree / "libparam" / "include", self.tree / "libddbg" / "include")
+
+    @property
     def interface_object(self) -> Path:
         """disksim_interface.o, the embedding API (also a member of libdisksim.a)."""
         return self.tree / "src" / "disksim_interface.o"
@@ -268,6 +275,9 @@ def _build(tree: Path, inputs: dict, key: str, work: Path) -> DisksimBuild:
         if output is not None:
             raise StudyError(f"DiskSim patch {patch.name} does not apply to DiskSim "
                              f"{inputs['disksim_version']} in {built.tree}:\n{output}")
+    # What the build starts from: the user's source with our patches (what its outputs
+    # must hash back to, since they are not source).
+    patched = source_digest(built.tree, source_files(built.tree))
     console.print(f"DiskSim {key}: make (log in {work}/build.log; about 20 s on one core)")
     steps = run_logged(["make"], cwd=built.tree, log_path=work / "build.log",
                        label="DiskSim build", step_pattern=COMPILE_STEP,
@@ -280,6 +290,7 @@ def _build(tree: Path, inputs: dict, key: str, work: Path) -> DisksimBuild:
     manifest.update({
         "key": key,
         "source": str(tree),
+        "patched_sha256": patched,
         "binary_sha256": file_sha256(built.binary),
         "compilers": compilers_of(built.binary),
         "warnings": sum(" warning: " in line for line in
