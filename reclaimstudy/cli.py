@@ -26,8 +26,10 @@ def cmd_kernel(args) -> int:
 
 def cmd_gem5(args) -> int:
     from reclaimstudy.gem5_build import build_gem5
-    build = build_gem5(args.source, variant=args.variant, jobs=args.jobs)
-    console.print(f"gem5 with gem5-patches/ built: {build.binary}")
+    build = build_gem5(args.source, variant=args.variant, jobs=args.jobs, disksim=args.disksim)
+    with_disksim = (f" and DiskSim {build.manifest['disksim']['key']}"
+                    if build.manifest.get("disksim") else "")
+    console.print(f"gem5 with gem5-patches/{with_disksim} built: {build.binary}")
     print(f"export GEM5={build.binary}")
     return 0
 
@@ -401,6 +403,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a gem5 v24.0.0.1 source checkout (copied, never changed)")
     p.add_argument("--variant", default="opt", help="opt (default) or fast")
     p.add_argument("--jobs", "-j", type=int, help="parallel scons jobs (default: all cores)")
+    p.add_argument("--disksim", type=Path,
+                   help="a DiskSim checkout (as `disksim --source` takes): build DiskSim and "
+                        "link it in, for profiles with [disk.timing] model = \"disksim\"")
     p.set_defaults(func=cmd_gem5)
 
     p = sub.add_parser("disksim", help="build DiskSim 4.0 (rotating-disk timing) from a checkout "

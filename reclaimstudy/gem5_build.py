@@ -1,12 +1,19 @@
 """Build gem5 with our patch series (`gem5-patches/`) from a checkout the user gives.
 
-    ./study gem5 --source DIR [--variant opt|fast] [--jobs N]
+    ./study gem5 --source DIR [--variant opt|fast] [--jobs N] [--disksim DISKSIM_DIR]
 
 The checkout must be gem5 v24.0.0.1 (the version the series is made against). It is
 copied into the cache (the user's tree is never changed), patched, and built there
 with scons; the result is cached under a key made of the source's content, the
 patches and the variant, so an unchanged build is never redone. A build that dies
 is resumed by running the command again: scons rebuilds only what is missing.
+
+With --disksim, DiskSim 4.0 is built first from that checkout (disksim_build) and linked
+in: gem5-patches/0005's DiskSimTiming, a drive timed by DiskSim's validated models. The
+DiskSim build's key is then part of the gem5 build's key (and of the binary's identity:
+the build writes it into the tree as src/dev/storage/reclaimstudy_disksim.py, which
+gem5 embeds as m5.objects.reclaimstudy_disksim). Without --disksim nothing of it is
+built and the key is made as before.
 """
 
 import json
@@ -38,6 +45,8 @@ BUILD_RECIPE = 1
 # Not part of the source: scons' outputs, version control, Python caches.
 SKIPPED = {"build", ".git", "__pycache__", ".sconsign.dblite", ".sconf_temp"}
 PREPARED = ".reclaimstudy-prepared"
+# Written into the tree for gem5-patches/0005's SConscript (and embedded in the binary).
+DISKSIM_MODULE = Path("src") / "dev" / "storage" / "reclaimstudy_disksim.py"
 
 
 @dataclass(frozen=True)
@@ -119,13 +128,15 @@ def check_version(source: Path, series: Series) -> str:
     return version
 
 
-def build_inputs(source: Path, variant: str) -> dict:
-    """Everything that determines the built binary, by content."""
+def build_inputs(source: Path, variant: str, disksim=None) -> dict:
+    """Everything that determines the built binary, by content. `disksim`: the
+    DisksimBuild linked in (its key only when there is one, so a build without DiskSim
+    has the key it always had)."""
     if variant not in VARIANTS:
         raise StudyError(f"unknown gem5 variant {variant!r}: choose one of {', '.join(VARIANTS)}")
     series = read_series()
     version = check_version(source, series)
-    return {
+    inputs = {
         "gem5_version": version,
         "source_commit": source_commit(source),
         "source_sha256": source_digest(source, source_files(source)),
@@ -133,6 +144,31 @@ def build_inputs(source: Path, variant: str) -> dict:
         "variant": variant,
         "recipe": BUILD_RECIPE,
     }
+    if disksim is not None:
+        inputs["disksim"] = disksim_identity(disksim)
+    return inputs
+
+
+def disksim_identity(disksim) -> dict:
+    """What a gem5 binary says of the DiskSim linked into it: what made it, never where
+    it lies (the same on every machine)."""
+    m = disksim.manifest
+    return {"key": m["key"], "version": m["disksim_version"],
+            "source_commit": m["source_commit"],
+            "patches": [p["name"] for p in m["patches"]]}
+
+
+def disksim_module(disksim) -> str:
+    """src/dev/storage/reclaimstudy_disksim.py: for gem5-patches/0005's SConscript, the
+    DiskSim build's headers and libraries; for runs, its identity and its valid/ folder
+    (the drives' parameter files a profile's parameter file sources)."""
+    info = {**disksim_identity(disksim),
+            "include_dirs": [str(p) for p in disksim.internal_include_dirs],
+            "libraries": [str(p) for p in disksim.libraries],
+            "valid_dir": str(disksim.validation_dir)}
+    return ("# Written by reclaimstudy/gem5_build.py: the DiskSim build linked into this gem5\n"
+            "# (gem5-patches/0005).\n"
+            f"RECLAIMSTUDY_DISKSIM = {json.dumps(info, indent=1)}\n")
 
 
 def apply_series(tree: Path, series: Series) -> None:
@@ -153,7 +189,8 @@ def copy_source(source: Path, files: list[Path], tree: Path) -> None:
 
 def earlier_build(builds_dir: Path, inputs: dict) -> Path | None:
     """A finished build in the cache of the same source, variant and recipe (so only
-    the patch series differs), newest first; None if there is none.
+    the patch series, or the DiskSim linked in, differs), newest first; None if there is
+    none.
 
     Sources are copied with their times (copy_source), so scons' MD5-timestamp check
     finds the unpatched files unchanged and the patched ones changed."""
@@ -183,15 +220,21 @@ class Gem5Build:
         return self.directory / "source" / "build" / "X86" / f"gem5.{self.manifest['variant']}"
 
 
-def build_gem5(source: Path, variant: str = "opt", jobs: int | None = None) -> Gem5Build:
-    """The cached patched build of `source`, building (or resuming) it first if needed."""
+def build_gem5(source: Path, variant: str = "opt", jobs: int | None = None,
+               disksim: Path | None = None) -> Gem5Build:
+    """The cached patched build of `source`, building (or resuming) it first if needed;
+    with `disksim` (a DiskSim checkout), DiskSim built first and linked in."""
     source = source.resolve()
     if not source.is_dir():
         raise StudyError(f"--source {source}: no such directory")
     for tool in BUILD_TOOLS:
         hostdeps.require_tool(tool)
+    disksim_built = None
+    if disksim is not None:
+        from reclaimstudy.disksim_build import build_disksim
+        disksim_built = build_disksim(disksim)
     console.print(f"gem5: hashing the source in {source}")
-    inputs = build_inputs(source, variant)
+    inputs = build_inputs(source, variant, disksim_built)
     key = json_sha256(inputs)[:16]
     builds_dir = cache_dir() / "gem5"
     work = builds_dir / key
@@ -201,10 +244,11 @@ def build_gem5(source: Path, variant: str = "opt", jobs: int | None = None) -> G
     with exclusive(builds_dir / f"{key}.lock", f"gem5 build {key}"):
         if (work / "manifest.json").is_file():
             return Gem5Build(work)  # built by the process we waited for
-        return _build(source, inputs, key, work, jobs)
+        return _build(source, inputs, key, work, jobs, disksim_built)
 
 
-def _build(source: Path, inputs: dict, key: str, work: Path, jobs: int | None) -> Gem5Build:
+def _build(source: Path, inputs: dict, key: str, work: Path, jobs: int | None,
+           disksim=None) -> Gem5Build:
     jobs = jobs or os.cpu_count() or 1
     tree = work / "source"
     started = time.monotonic()
@@ -214,12 +258,14 @@ def _build(source: Path, inputs: dict, key: str, work: Path, jobs: int | None) -
                       f"{len(inputs['patches'])} patches")
         copy_source(source, source_files(source), tree)
         apply_series(tree, read_series())
+        if disksim is not None:
+            (tree / DISKSIM_MODULE).write_text(disksim_module(disksim))
         donor = earlier_build(work.parent, inputs)
         if donor is not None:
             # The same checkout built with another series: start from its objects, so
             # scons compiles only what the patches changed (minutes, not hours).
             console.print(f"gem5 {key}: starting from the objects of build {donor.name} "
-                          f"(same source and variant, other patches)")
+                          f"(same source and variant, other patches or DiskSim)")
             shutil.copytree(donor / "source" / "build", tree / "build", symlinks=True)
             inputs = {**inputs, "seeded_from": donor.name}
         (work / PREPARED).write_text(json.dumps(inputs, indent=1) + "\n")
