@@ -51,6 +51,70 @@ def _label(row: pd.Series, decided: bool) -> str:
     return REPRODUCED if (row["paired_ratio"] < 1) == (row["seed_ratio"] < 1) else REVERSED
 
 
+def _walk(table: pd.DataFrame, regimes: pd.DataFrame | None, baseline: str,
+          rules: VerdictRules, index, repetitions: dict[str, int], reached: dict[str, int]):
+    """The rule over the looks each experiment's finished pairs reach (`reached`: its
+    leading repetitions with every run done), in order of pairs across the study.
+    `index`: the reproduction rows' keys. An experiment stops at the look where every
+    row of it is decided or out of regime, or at its last planned look."""
+    looks = {e: experiment_looks(rules.looks, repetitions[e])
+             for e in set(index.get_level_values(0)) if e in repetitions}
+    looks = {e: ls for e, ls in looks.items() if ls}
+    keys = [k for k in index if k[0] in looks]
+    at = {n: _rows_at(table, regimes, n, baseline, rules)
+          for n in sorted({n for e, ls in looks.items() for n in ls if n <= reached.get(e, 0)})}
+    p_at: dict[tuple, list[float]] = {k: [] for k in keys}
+    stopped: dict[str, int] = {}
+    decisions: list[int | None] = [None] * len(keys)
+    for n in sorted(at):
+        for key in keys:
+            experiment = key[0]
+            if experiment not in stopped and n in looks[experiment] and n <= reached[experiment]:
+                p_at[key].append(at[n].loc[key, "row_p"] if key in at[n].index else math.nan)
+        decisions = holm_decisions([p_at[k] for k in keys], [looks[k[0]] for k in keys],
+                                   rules.alpha, rules.spending)
+        for experiment in looks:
+            if experiment in stopped or n not in looks[experiment] or n > reached[experiment]:
+                continue
+            mine = [i for i, k in enumerate(keys) if k[0] == experiment]
+            if n == looks[experiment][-1] or all(
+                    decisions[i] is not None or at[n].loc[keys[i], "test"] == "out of regime"
+                    for i in mine):
+                stopped[experiment] = n
+    return keys, looks, at, p_at, stopped, decisions
+
+
+def complete_pairs(table: pd.DataFrame, policies: dict[str, int]) -> dict[str, int]:
+    """experiment -> how many leading repetitions have an ok run of each of its
+    `policies[experiment]` policies."""
+    ok = table[table["status"] == "ok"][["experiment", "policy", "repetition"]].drop_duplicates()
+    out = {}
+    for experiment, count in policies.items():
+        done = ok[ok["experiment"] == experiment].groupby("repetition")["policy"].nunique()
+        n = 0
+        while done.get(n, 0) >= count:
+            n += 1
+        out[experiment] = n
+    return out
+
+
+def stopped_experiments(table: pd.DataFrame, regimes: pd.DataFrame | None, baseline: str,
+                        rules: VerdictRules, repetitions: dict[str, int],
+                        policies: dict[str, int]) -> dict[str, int]:
+    """For a sweep under a sequential rule: experiment -> the pairs it stopped at, for
+    those the finished runs already stop (every row decided or out of regime at a look
+    their complete pairs reach, or their last look reached)."""
+    table = table[table["status"] == "ok"]
+    if table.empty:
+        return {}
+    rows = reproduction(compare(table, baseline), table, regimes,
+                        VerdictRules(**(rules.model_dump() | {"multiplicity": "none"})))
+    if rows.empty:
+        return {}
+    return _walk(table, regimes, baseline, rules, rows.set_index(KEY).index, repetitions,
+                 complete_pairs(table, policies))[4]
+
+
 def replay(table: pd.DataFrame, regimes: pd.DataFrame | None, baseline: str,
            rules: VerdictRules, repetitions: dict[str, int],
            cpu_seconds: dict[str, float] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -62,29 +126,8 @@ def replay(table: pd.DataFrame, regimes: pd.DataFrame | None, baseline: str,
         raise ValueError("the study declares no looks ([verdicts] looks = [...])")
     table = table[table["status"] == "ok"]
     fixed = reproduction(compare(table, baseline), table, regimes, rules).set_index(KEY)
-    looks = {e: experiment_looks(rules.looks, repetitions[e]) for e in set(fixed.index.get_level_values(0))}
-    looks = {e: ls for e, ls in looks.items() if ls}
-    keys = [k for k in fixed.index if k[0] in looks]
-    at = {n: _rows_at(table, regimes, n, baseline, rules)
-          for n in sorted({n for ls in looks.values() for n in ls})}
-    p_at: dict[tuple, list[float]] = {k: [] for k in keys}
-    stopped: dict[str, int] = {}
-    decisions: list[int | None] = [None] * len(keys)
-    for n in sorted(at):
-        for key in keys:
-            experiment = key[0]
-            if experiment not in stopped and n in looks[experiment]:
-                p_at[key].append(at[n].loc[key, "row_p"] if key in at[n].index else math.nan)
-        decisions = holm_decisions([p_at[k] for k in keys], [looks[k[0]] for k in keys],
-                                   rules.alpha, rules.spending)
-        for experiment in looks:
-            if experiment in stopped or n not in looks[experiment]:
-                continue
-            mine = [i for i, k in enumerate(keys) if k[0] == experiment]
-            if n == looks[experiment][-1] or all(
-                    decisions[i] is not None or at[n].loc[keys[i], "test"] == "out of regime"
-                    for i in mine):
-                stopped[experiment] = n
+    walked = _walk(table, regimes, baseline, rules, fixed.index, repetitions, repetitions)
+    keys, looks, at, p_at, stopped, decisions = walked
     rows = []
     for key, decided in zip(keys, decisions):
         experiment = key[0]

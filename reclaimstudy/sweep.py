@@ -20,6 +20,7 @@ from reclaimstudy import estimate, gem5_segments, record, runs, subprocesses, sw
 from reclaimstudy.backends import get_backend
 from reclaimstudy.console import parse_console_file
 from reclaimstudy.errors import StudyError
+from reclaimstudy.look_gate import LookGate
 from reclaimstudy.progress import console
 from reclaimstudy.studies import Study
 
@@ -32,12 +33,18 @@ STATUS_EVERY_S = 120.0
 PROGRESS = {"job_start": "set-up", "phase": "phase {name}", "phases_done": "finishing"}
 
 
+# A run the study's sequential rule did not make: its experiment was decided before it.
+DECIDED = "not needed"
+
+
 @dataclass
 class SweepResult:
     planned: int = 0
     skipped: int = 0
     done: int = 0
     failed: list = field(default_factory=list)
+    # runs a sequential rule found not needed (their experiment decided at a look)
+    not_needed: int = 0
 
     @property
     def ok(self) -> bool:
@@ -299,10 +306,26 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
     sweep = sweeplog.started(study_path, backend=backend_name, jobs=jobs,
                              only=list(study.only or []), planned=len(plan),
                              skipped=result.skipped, to_run=len(todo))
+    unfinished = {runs.run_id(spec, identities[spec.system.name]) for spec in todo}
+    gate = None
+    if study.verdicts.looks:
+        ids: dict[tuple[str, str, int], list[str]] = {}
+        for _, spec in plan:
+            ids.setdefault((spec.experiment, spec.system.name, spec.repetition), []).append(
+                runs.run_id(spec, identities[spec.system.name]))
+        gate = LookGate(study, study_path, unfinished, ids)
+        console.print(f"sweep: sequential looks at {list(study.verdicts.looks)} pairs "
+                      f"({study.verdicts.spending} spending): an experiment gets more pairs "
+                      "only while a row of it is undecided")
     try:
         preparer = SystemPreparer(backend, identities, published, repeated_builds(study_path))
 
         def execute(spec, identifier):
+            if gate is not None:
+                stop = gate.stopped_at(spec.experiment, spec.system.name, spec.repetition)
+                if stop is not None:
+                    return {"status": DECIDED, "reason": f"{spec.experiment} decided at "
+                                                         f"{stop} pairs"}
             preparing[identifier] = spec
             try:
                 prepared = preparer.prepared(spec)
@@ -333,13 +356,20 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
                 for future in finished:
                     spec, identifier = pending.pop(future)
                     run_started.pop(identifier, None)
+                    unfinished.discard(identifier)
                     try:
                         written = future.result()
                         status, reason = written["status"], written["reason"]
-                        book.add_record(written)
+                        if status != DECIDED:
+                            book.add_record(written)
                     except StudyError as error:
                         status, reason = "failed", str(error)
                     result.done += 1
+                    if status == DECIDED:
+                        result.not_needed += 1
+                        console.print(f"sweep: {spec.point()} not needed: {reason}",
+                                      highlight=False)
+                        continue
                     sweeplog.finished(study_path, sweep, identifier, status)
                     if status != "ok":
                         result.failed.append((spec.point(), reason))
