@@ -152,7 +152,9 @@ def cmd_sweep(args) -> int:
     result = run_sweep(study, backend, args.results, jobs=args.jobs, timeout_s=args.timeout,
                        status_every_s=args.status_every)
     console.print(f"sweep {study.name}: {result.planned} runs, {result.skipped} already done, "
-                  f"{result.done} run now, {len(result.failed)} failed")
+                  f"{result.done - result.not_needed} run now, {len(result.failed)} failed"
+                  + (f", {result.not_needed} not needed (their experiment decided at a look)"
+                     if result.not_needed else ""))
     return 0 if result.ok else 1
 
 
