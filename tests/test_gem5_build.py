@@ -123,6 +123,12 @@ PATCHES_OF_SERIES = {
             "bf85844b8b0561ca2d2d507b9c0bd4369635e8c4539359dc21cb22ed81db6232",
         "0004-checkpoint-disk-timing-and-tlb-dirty.patch":
             "e7918fa249fcbdf672984c2d85124e837dcf21525dc8b493472caf0eda5b51e5",
+        # 0005 adds DiskSimTiming, built only with DiskSim linked in; for the other
+        # models it only tells them when an IDE command begins and ends (nothing they
+        # use). A DiskSim drive's runs are keyed by its own marker and the DiskSim build
+        # (DiskSimTiming.RECLAIMSTUDY_DISKSIM_TIMING, Gem5.key_for).
+        "0005-disksim-timing.patch":
+            "cb6c9782085f58972d48062234e37b2bb0164cade5343d5bd5cda093ecf69c01",
     },
 }
 
