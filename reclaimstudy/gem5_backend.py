@@ -30,7 +30,7 @@ from reclaimstudy.locks import exclusive
 from reclaimstudy.paths import CONFIGS, cache_dir
 from reclaimstudy.progress import console
 from reclaimstudy.subprocesses import run_measured
-from reclaimstudy.systems import System
+from reclaimstudy.systems import DisksimTiming, System
 
 NAME = "gem5"
 CONFIG_SCRIPT = CONFIGS / "gem5" / "reclaim_fs.py"
@@ -70,6 +70,9 @@ class Gem5:
     series: str | None = None
     tcmalloc: bool | None = None
     compilers: tuple[str, ...] = ()
+    # The DiskSim linked in (`./study gem5 --disksim DIR`; gem5-patches/0005), as its
+    # identify run reports it (None: none).
+    disksim: dict | None = None
 
     @property
     def variant(self) -> str:
@@ -78,9 +81,30 @@ class Gem5:
         return name.split(".", 1)[1] if name.startswith("gem5.") else "unknown"
 
     def identity(self) -> dict:
-        return {"version": self.version, "sha256": self.sha256, "patches": self.series,
-                "variant": self.variant, "tcmalloc": self.tcmalloc,
-                "compilers": list(self.compilers), "simulator": self.simulator_key}
+        identity = {"version": self.version, "sha256": self.sha256, "patches": self.series,
+                    "variant": self.variant, "tcmalloc": self.tcmalloc,
+                    "compilers": list(self.compilers), "simulator": self.simulator_key}
+        if self.disksim:
+            identity["disksim"] = self.disksim_identity
+        return identity
+
+    @property
+    def disksim_identity(self) -> dict | None:
+        """The DiskSim in this binary as a run is keyed by: its build's key (DiskSim's
+        source, disksim-patches/, recipe) and gem5-patches/0005's model version; not
+        where its files lie."""
+        if not self.disksim:
+            return None
+        return {key: self.disksim.get(key) for key in ("key", "version", "timing")}
+
+    def key_for(self, system: System) -> str:
+        """The simulator key of a run on `system`: the binary's, and for a drive timed by
+        DiskSim the DiskSim in it as well. Other runs keep the binary's key whether or not
+        DiskSim is linked in (their simulation does not touch it)."""
+        if not uses_disksim(system):
+            return self.simulator_key
+        return json_sha256({"simulator": self.simulator_key,
+                            "disksim": self.disksim_identity})[:16]
 
     @property
     def simulator_key(self) -> str:
@@ -119,6 +143,16 @@ REQUIRED = {
 }
 
 
+def uses_disksim(system: System) -> bool:
+    return isinstance(system.disk.timing, DisksimTiming)
+
+
+DISKSIM_HINT = (
+    "build gem5 with DiskSim linked in: `./study gem5 --source GEM5_DIR --disksim "
+    "DISKSIM_DIR` (DISKSIM_DIR: a clone of github.com/westerndigitalcorporation/DiskSim), "
+    "and export the GEM5 it prints")
+
+
 def require_patches(gem5: Gem5, system: System) -> None:
     """Every run needs 0002's interrupt shadow, 0003's page-table flags, 0004's
     checkpointed state and 0001's current version (the drive's class in IDENTIFY); a
@@ -128,6 +162,11 @@ def require_patches(gem5: Gem5, system: System) -> None:
             f"system {system.name} models its disk per request ([disk.timing] model = "
             f"{system.disk.timing.model!r}), which needs gem5 built with gem5-patches/, but "
             f"GEM5={gem5.path} is a stock gem5: {UNPATCHED_HINT}")
+    if uses_disksim(system) and not gem5.disksim:
+        raise StudyError(
+            f"system {system.name} times its disk with DiskSim ([disk.timing] model = "
+            f"'disksim', {system.disk.timing.drive}), but GEM5={gem5.path} was built "
+            f"without DiskSim: {DISKSIM_HINT}")
     have = (gem5.series or "").split()  # SERIES
     for marker, (patch, why) in REQUIRED.items():
         if marker not in have:
@@ -185,7 +224,7 @@ def find_gem5() -> Gem5:
                       f"v{EXPECTED_VERSION} (Linux >= 6.8 and other details differ across versions)")
     return Gem5(path, entry["version"], entry["sha256"], options,
                 entry.get("reclaimstudy_series"), entry.get("tcmalloc"),
-                tuple(entry.get("compilers", ())))
+                tuple(entry.get("compilers", ())), entry.get("disksim"))
 
 
 # The boot's drives draw from a seed no run uses (runs: 1 + repetition): a run restoring
@@ -213,7 +252,7 @@ def gem5_params(mode: str, system: System, kernel: Kernel, image: Image, checkpo
         "memory": system.memory.model_dump(),
         "disk_delay_us": system.disk.delay_us,
         # gem5-patches/' request-level model, seeded (None: gem5's delay per descriptor).
-        "disk_timing": system.disk.timing.model_dump() if system.disk.timing else None,
+        "disk_timing": disk_timing_params(system),
         "disk_seed": disk_seed,
         "checkpoint": str(checkpoint),
         "readfile_contents": job,
@@ -221,6 +260,17 @@ def gem5_params(mode: str, system: System, kernel: Kernel, image: Image, checkpo
         "max_host_seconds": max_host_seconds,
         "guard_interval_ms": 10.0,
     }
+
+
+def disk_timing_params(system: System) -> dict | None:
+    """The profile's [disk.timing] for reclaim_fs.py; a DiskSim drive's parameter file
+    with its path on this machine."""
+    if system.disk.timing is None:
+        return None
+    timing = system.disk.timing.model_dump()
+    if uses_disksim(system):
+        timing["parameters_path"] = str(system.disk.timing.parameters_path)
+    return timing
 
 
 def run_params(spec, prepared: Prepared, job: str, timeout_s: float,
@@ -285,7 +335,7 @@ def kvm_usable(gem5: Gem5, system: System, kernel: Kernel, image: Image) -> tupl
 
 
 def checkpoint_key(gem5: Gem5, kernel: Kernel, image: Image, system: System) -> str:
-    return _checkpoint_key(gem5.simulator_key, kernel.manifest["key"], image.manifest["key"],
+    return _checkpoint_key(gem5.key_for(system), kernel.manifest["key"], image.manifest["key"],
                            kernel.hz, system)
 
 
@@ -293,7 +343,8 @@ def _checkpoint_key(simulator_key: str, kernel_key: str, image_key: str, kernel_
                     system: System) -> str:
     # The drive model too: 0004 saves its state (head, cache, queue) in the checkpoint,
     # which only a drive of the same model and parameters can take over.
-    timing = system.disk.timing.model_dump() if system.disk.timing else None
+    # (A DiskSim drive's with our parameter file's hash: System.identity.)
+    timing = system.identity()["disk"].get("timing")
     return json_sha256({"gem5": simulator_key, "kernel": kernel_key, "image": image_key,
                         "layout": system.memory_layout(), "drive": timing,
                         "boot_disk_seed": BOOT_DISK_SEED,
@@ -357,9 +408,9 @@ class Gem5Backend(Backend):
         gem5 = find_gem5()
         require_patches(gem5, spec.system)
         kernel, image = current_kernel_key(), image_key(image_inputs(spec.system))
-        return {"kernel": kernel, "image": image, "gem5": gem5.simulator_key,
-                "checkpoint": _checkpoint_key(gem5.simulator_key, kernel, image, configured_hz(),
-                                              spec.system)}
+        return {"kernel": kernel, "image": image, "gem5": gem5.key_for(spec.system),
+                "checkpoint": _checkpoint_key(gem5.key_for(spec.system), kernel, image,
+                                              configured_hz(), spec.system)}
 
     def prepare(self, spec) -> Prepared:
         gem5 = find_gem5()
@@ -370,7 +421,7 @@ class Gem5Backend(Backend):
         checkpoint_manifest = json.loads((checkpoint / "manifest.json").read_text())
         return Prepared(
             identity={"kernel": kernel.manifest["key"], "image": image.manifest["key"],
-                      "gem5": gem5.simulator_key, "checkpoint": checkpoint_manifest["key"]},
+                      "gem5": gem5.key_for(spec.system), "checkpoint": checkpoint_manifest["key"]},
             record={
                 "kernel": {key: kernel.manifest[key] for key in
                            ("key", "source_version", "config_sha256", "vmlinux_sha256")},

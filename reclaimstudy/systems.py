@@ -14,10 +14,14 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationEr
                       model_validator)
 
 from reclaimstudy.errors import StudyError
+from reclaimstudy.hashing import file_sha256
 from reclaimstudy.paths import CONFIGS
 from reclaimstudy.tomlfile import config_error, load, number, one_of, whole_number
 
 SYSTEMS_DIR = CONFIGS / "systems"
+# Our DiskSim parameter files ([disk.timing] model = "disksim"): each sources its drive's
+# own files (DiskSim's, never copied here) from the DiskSim build's valid/ folder.
+DISKSIM_DIR = CONFIGS / "disksim"
 CPU_MODELS = ("atomic", "timing", "o3")
 HIERARCHIES = ("none", "private-l1-private-l2", "private-l1-shared-l2")
 MEMORY_TYPES = ("DDR3_1600", "DDR4_2400", "LPDDR3_1600")
@@ -160,7 +164,54 @@ class FlashTiming(Part):
     jitter: Annotated[float, number(), AfterValidator(_fraction)] = 0.0
 
 
-DiskTiming = Annotated[HddTiming | FlashTiming, Field(discriminator="model")]
+class DisksimTiming(Part):
+    """A rotating drive simulated by DiskSim 4.0 (gem5-patches/0005; gem5 built with
+    `./study gem5 --disksim DIR`): one of our parameter files in configs/disksim/, which
+    builds a DiskSim system around a drive DiskSim ships (its files are found in the
+    DiskSim build's valid/ folder), and DiskSim's own parameter overrides. A validated
+    drive is DiskSim's model as its authors validated it against the real drive, with no
+    overrides; a derived one changes it, and says so in its name."""
+    model: Literal["disksim"]
+    drive: str
+    validated: bool
+    # A file in configs/disksim/.
+    parameters: str
+    # The drive's rotation rate, which DiskSim's model must have (gem5 checks it) and the
+    # drive reports in ATA IDENTIFY word 217.
+    rpm: Annotated[int, whole_number(3600, 15000)]
+    # DiskSim's overrides, each [component, parameter, value], e.g.
+    # ["disk0", "Bulk sector transfer time", "0.0017"], and where each value comes from.
+    overrides: list[list[str]] = []
+    sources: str = ""
+    devno: Annotated[int, whole_number(0, 15)] = 0
+    # Where the disk image starts on the drive (its first sectors: the outer zone).
+    sector_offset: Annotated[int, whole_number(0, 1 << 31)] = 0
+
+    @model_validator(mode="after")
+    def said_what_it_is(self):
+        if not (DISKSIM_DIR / self.parameters).is_file() or "/" in self.parameters:
+            raise ValueError(f"parameters = {self.parameters!r}: not a file in {DISKSIM_DIR}")
+        for override in self.overrides:
+            if len(override) != 3:
+                raise ValueError(f"overrides: {override!r} is not [component, parameter, "
+                                 f"value]")
+        if self.validated and self.overrides:
+            raise ValueError("a validated drive is DiskSim's model as shipped: no overrides "
+                             "(give validated = false and say where the values come from)")
+        label = "derived, not validated"
+        if self.validated == (label in self.drive):
+            raise ValueError(f"drive = {self.drive!r}: a drive DiskSim did not validate says "
+                             f"'{label}' in its name, and only such a drive does")
+        if not self.validated and not self.sources:
+            raise ValueError("a derived drive says where its values come from (sources)")
+        return self
+
+    @property
+    def parameters_path(self) -> Path:
+        return DISKSIM_DIR / self.parameters
+
+
+DiskTiming = Annotated[HddTiming | FlashTiming | DisksimTiming, Field(discriminator="model")]
 # Where the swap area lives: a disk of its own, or a partition after the root
 # filesystem on the same disk (one spindle: paging and file IO share the head).
 SWAP_LAYOUTS = ("device", "partition")
@@ -179,7 +230,10 @@ class Disk(Part):
     @property
     def reports_write_cache(self) -> bool:
         """Whether the drive tells the guest it caches writes (gem5-patches/' IDENTIFY
-        bits): Linux reads it once, at boot, and flushes by it ever after."""
+        bits): Linux reads it once, at boot, and flushes by it ever after. A DiskSim drive
+        reports none: DiskSim's interface has no FLUSH CACHE, so its buffer's write-back
+        (the validated IBM 18ES acknowledges writes once in its buffer) is the drive's
+        own, as on a drive whose cache the host is not told of."""
         return isinstance(self.timing, HddTiming) and self.timing.write_cache_mib > 0
 
     @property
@@ -189,7 +243,7 @@ class Disk(Part):
         Linux marks a disk non-rotational (queue/rotational 0, and swap on it solid
         state) only for 1; it learns this at boot, and the drive model is part of every
         boot's key (gem5_backend._checkpoint_key)."""
-        if isinstance(self.timing, HddTiming):
+        if isinstance(self.timing, (HddTiming, DisksimTiming)):
             return self.timing.rpm
         return 1 if isinstance(self.timing, FlashTiming) else 0
 
@@ -225,6 +279,10 @@ class System(Part):
         disk = data["disk"]
         if disk["timing"] is None:
             del disk["timing"]
+        elif isinstance(self.disk.timing, DisksimTiming):
+            # Our parameter file by its content (the drive's own files are DiskSim's: the
+            # DiskSim build's key covers them).
+            disk["timing"]["parameters_sha256"] = file_sha256(self.disk.timing.parameters_path)
         if disk["swap"] == "device":
             del disk["swap"]
         return data

@@ -18,14 +18,15 @@ from reclaimstudy import gem5_backend, runs
 from reclaimstudy.errors import StudyError
 from reclaimstudy.guest import DEVICES
 from reclaimstudy.policies import get_policy
-from reclaimstudy.systems import FlashTiming, HddTiming, get_system, system_names
+from reclaimstudy.systems import (DisksimTiming, FlashTiming, HddTiming, get_system,
+                                  system_names)
 from reclaimstudy.workloads import get_workload
 
 
 def test_every_profile_says_what_its_drive_reports_and_how_the_guest_sees_it():
     for name in system_names():
         disk = get_system(name).disk
-        if isinstance(disk.timing, HddTiming):
+        if isinstance(disk.timing, (HddTiming, DisksimTiming)):
             assert (disk.rotation_rate, disk.rotational) == (disk.timing.rpm, True), name
         elif isinstance(disk.timing, FlashTiming):
             assert (disk.rotation_rate, disk.rotational) == (1, False), name
@@ -34,10 +35,10 @@ def test_every_profile_says_what_its_drive_reports_and_how_the_guest_sees_it():
             assert (disk.rotation_rate, disk.rotational) == (0, True), name
     rates = {name: get_system(name).disk.rotation_rate for name in (
         "desktop-hdd-64", "desktop-hdd2001-64", "desktop-ssd-64", "desktop-ssd-96",
-        "mobile-lpddr", "ci-tiny", "desktop-ssd-128-stock-disk")}
+        "mobile-lpddr", "ci-tiny", "desktop-ssd-128-stock-disk", "desktop-disksim-ibm18es-64")}
     assert rates == {"desktop-hdd-64": 7200, "desktop-hdd2001-64": 7200, "desktop-ssd-64": 1,
                      "desktop-ssd-96": 1, "mobile-lpddr": 1, "ci-tiny": 0,
-                     "desktop-ssd-128-stock-disk": 0}
+                     "desktop-ssd-128-stock-disk": 0, "desktop-disksim-ibm18es-64": 7200}
 
 
 def test_the_gem5_params_of_every_profile_carry_what_word_217_is_made_from():
@@ -53,7 +54,7 @@ def test_the_gem5_params_of_every_profile_carry_what_word_217_is_made_from():
         timing = params["disk_timing"]
         if timing is None:
             assert system.disk.rotation_rate == 0, name
-        elif timing["model"] == "hdd":
+        elif timing["model"] in ("hdd", "disksim"):  # DiskSim: gem5 checks its model's rpm
             assert timing["rpm"] == system.disk.rotation_rate > 1, name
         else:
             assert timing["model"] == "flash" and system.disk.rotation_rate == 1, name

@@ -18,8 +18,18 @@ try:
 except ImportError:
     series = None
 
+# gem5-patches/0005 with DiskSim linked in (`./study gem5 --disksim DIR`): the DiskSim
+# build and the model's version.
+try:
+    disksim = {**importlib.import_module("m5.objects.reclaimstudy_disksim").RECLAIMSTUDY_DISKSIM,
+               "timing": importlib.import_module("m5.objects.DiskSimTiming")
+               .RECLAIMSTUDY_DISKSIM_TIMING}
+except ImportError:
+    disksim = None
+
 print("RECLAIM-GEM5-IDENTITY " + json.dumps({
     "version": _m5.core.gem5Version,
     "reclaimstudy_series": series,
+    "disksim": disksim,
     "options": {key: str(value) for key, value in defines.buildEnv.items()},
 }))

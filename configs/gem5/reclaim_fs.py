@@ -70,6 +70,31 @@ def bandwidth(mb_s: float) -> str:
     return f"{mb_s * 1e6:.0f}B/s"
 
 
+def disksim_time_offset_ps(seed: int) -> int:
+    """A drive's seed as DiskSim sees it: an offset, under a simulated second, added to
+    every time DiskSim is given (splitmix64 of the seed). DiskSim draws nothing at random;
+    its platters' angle is a function of time, so the offset is where they stand under
+    the run's requests."""
+    z = (seed + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return (z ^ (z >> 31)) % 10**12
+
+
+def disksim_timing(timing: dict, seed: int, index: int, request_log: bool):
+    """gem5-patches/0005's DiskSimTiming: the profile's DiskSim parameter file, the
+    drive's own files found in the DiskSim build linked into this gem5."""
+    from m5.objects import DiskSimTiming  # only in a gem5 built with --disksim
+    from m5.objects.reclaimstudy_disksim import RECLAIMSTUDY_DISKSIM
+
+    return DiskSimTiming(
+        parameters=timing["parameters_path"], search_path=RECLAIMSTUDY_DISKSIM["valid_dir"],
+        overrides=[value for triple in timing["overrides"] for value in triple],
+        devno=timing["devno"], sector_offset=timing["sector_offset"], rpm=timing["rpm"],
+        time_offset=f"{disksim_time_offset_ps(seed)}ps",
+        request_log=f"disksim-requests-{index}.txt" if request_log else "")
+
+
 def disk_timing(timing: dict, seed: int):
     """gem5-patches/' request-level model for a profile's [disk.timing] (per ATA command)."""
     from m5.objects import FlashTiming, HddTiming  # only in a gem5 built with gem5-patches/
@@ -101,10 +126,16 @@ def disk_timing(timing: dict, seed: int):
 def ide_disk(path: str, drive: str, index: int, params: dict) -> IdeDisk:
     """An IDE disk whose writes stay in gem5 (copy-on-write), so the image is never changed.
 
-    Timed per ATA command by gem5-patches/' model when the profile has [disk.timing];
-    otherwise by gem5's IdeDisk.delay, a fixed latency per DMA descriptor.
+    Timed per ATA command by gem5-patches/' model when the profile has [disk.timing] (or
+    by DiskSim, model = "disksim"); otherwise by gem5's IdeDisk.delay, a fixed latency per
+    DMA descriptor.
     """
-    if params["disk_timing"]:
+    if params["disk_timing"] and params["disk_timing"]["model"] == "disksim":
+        # Each drive its own DiskSim, its platters' phase decided by the run's seed.
+        disk = IdeDisk(driveID=drive, timing=disksim_timing(
+            params["disk_timing"], 2 * params["disk_seed"] + index, index,
+            params.get("disk_request_log", False)))
+    elif params["disk_timing"]:
         # Each drive its own random source, all decided by the run's seed.
         disk = IdeDisk(driveID=drive, timing=disk_timing(params["disk_timing"],
                                                          2 * params["disk_seed"] + index))
