@@ -1,0 +1,38 @@
+"""A clone stays light: no tracked file over 1 MiB, except test fixtures and the gem5
+segments carried for unfinished runs (results/published/*/in-flight/, the one binary
+that may enter history). A regenerable file, such as a report's self-contained HTML,
+is rebuilt (`./study report STUDY --published`), never committed."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+LIMIT = 1 << 20
+ALLOWED = ("tests/fixtures/",)
+
+
+def _tracked() -> list[str]:
+    if not (REPO / ".git").exists():
+        pytest.skip(f"{REPO} is not a git checkout: no tracked files to check")
+    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z"], capture_output=True,
+                            check=True).stdout.decode()
+    return [name for name in listed.split("\0") if name]
+
+
+def _allowed(name: str) -> bool:
+    return name.startswith(ALLOWED) or "/in-flight/" in name
+
+
+def test_no_tracked_file_outside_fixtures_and_carried_segments_exceeds_1_mib():
+    files = _tracked()
+    assert "README.md" in files  # the listing itself worked
+    large = {name: (REPO / name).stat().st_size for name in files
+             if not _allowed(name) and (REPO / name).is_file()
+             and (REPO / name).stat().st_size > LIMIT}
+    assert not large, f"tracked files over 1 MiB (rebuild them instead of committing): {large}"
+
+
+def test_a_published_reports_html_is_not_tracked():
+    assert not [name for name in _tracked() if name.endswith("/report/report.html")]
