@@ -28,6 +28,7 @@ from analysis.idle_sweep import idle_sweep_figure, idle_sweeps  # noqa: E402
 from analysis.regimes import regime_checks  # noqa: E402
 from analysis.reproduction_plot import reproduction_figure  # noqa: E402
 from analysis.paired import paired  # noqa: E402
+from analysis.sequential_replay import sequential_verdicts  # noqa: E402
 from analysis.seeds import caveats_for, repetition_values, reproduction, unmeasured  # noqa: E402
 from analysis.table import (export, folder_table, study_runs,  # noqa: E402
                             workload_declarations)
@@ -465,7 +466,8 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
             "regime": _regime(regimes, experiment, backend, system),
             "quiet": _quiet(raw, policies),
         })
-    seeds = reproduction(comparison, table, regimes, study.verdicts)
+    seeds = sequential_verdicts(reproduction(comparison, table, regimes, study.verdicts),
+                                table, regimes, study)
     figure = reproduction_figure(seeds)
     seed_figure = None if figure is None else _finish(
         figure, f"{study.name}: the seeds' ratios and ours", plots / "reproduction.png")

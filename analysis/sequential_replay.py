@@ -191,3 +191,39 @@ def format_replay(rows: pd.DataFrame, experiments: pd.DataFrame, rules: VerdictR
                  f"{total['cpu_h_fixed']:6.1f} gem5 CPU-hours; "
                  f"{int(rows['same'].sum())} of {len(rows)} verdicts the same")
     return "\n".join(lines)
+
+
+def sequential_verdicts(seeds: pd.DataFrame, table: pd.DataFrame,
+                        regimes: pd.DataFrame | None, study) -> pd.DataFrame:
+    """The reproduction rows of a study that declares looks, judged as its sweep made
+    them: each verdict from sequential Holm at the look it was decided at, or
+    inconclusive at the experiment's last look, or still open."""
+    rules = study.verdicts
+    if seeds.empty or not rules.looks:
+        return seeds
+    ok = table[table["status"] == "ok"]
+    experiments = {e.name: e for e in study.experiments}
+    repetitions = {name: study.repetitions_of(e) for name, e in experiments.items()}
+    reached = complete_pairs(ok, {name: len(e.policies) for name, e in experiments.items()})
+    index = seeds.set_index(KEY).index
+    keys, looks, at, _, stopped, decisions = _walk(ok, regimes, study.baseline, rules, index,
+                                                   repetitions, reached)
+    out = seeds.copy()
+    for key, decided in zip(keys, decisions):
+        row = (out["experiment"] == key[0]) & (out["what"] == key[1]) \
+            & (out["backend"] == key[2]) & (out["system"] == key[3])
+        experiment = key[0]
+        if decided is not None:
+            n = looks[experiment][decided]
+            verdict = f"{_label(at[n].loc[key], True)} (decided at {n} pairs)"
+        elif experiment in stopped:
+            n = stopped[experiment]
+            kind = _label(at[n].loc[key], False)
+            why = "out of regime" if kind == "untestable" else "undecided"
+            verdict = f"{kind} ({why} at {n} pairs, {'its last look' if n == looks[experiment][-1] else 'stopped'})"
+        else:
+            verdict = (f"open: undecided at {reached.get(experiment, 0)} of "
+                       f"{looks[experiment][-1]} pairs")
+        out.loc[row, "verdict"] = verdict
+        out.loc[row, "looks"] = ", ".join(map(str, looks[experiment]))
+    return out

@@ -108,3 +108,34 @@ def test_replayed_over_the_published_pairs_the_rule_saves_runs_and_keeps_every_v
     # 3 policies x 2 pairs saved for ebizzy and for thrash, 4 x 5 for T = 0.01 s
     assert experiments["runs_fixed"].sum() == 275
     assert experiments["runs_sequential"].sum() == 275 - 6 - 6 - 20
+
+
+@pytest.mark.skipif(not (PUBLISHED / "report" / "table.parquet").is_file(),
+                    reason="the published seeds-gem5 table is not in this checkout")
+def test_a_sequential_studys_report_says_the_look_each_verdict_was_decided_at():
+    import dataclasses
+
+    from analysis.compare import compare
+    from analysis.publish import published_runs, published_table
+    from analysis.regimes import regime_checks
+    from analysis.seeds import reproduction
+    from analysis.sequential_replay import sequential_verdicts
+    from reclaimstudy.paths import RESULTS
+    from reclaimstudy.studies import load_study
+
+    study = load_study("seeds-gem5")
+    sequential = dataclasses.replace(study, verdicts=study.verdicts.model_copy(
+        update={"looks": LOOKS}))
+    table = published_table(study, RESULTS)
+    # as a sweep under the rule would have left it: ebizzy's r3-r4 never made
+    table = table[~((table["experiment"] == "ebizzy") & (table["repetition"] >= 3))]
+    ids = set(table["run_id"])
+    kept = [run for run in published_runs(PUBLISHED, study.name) if run.record["run_id"] in ids]
+    regimes = regime_checks(table, kept)
+    rows = sequential_verdicts(reproduction(compare(table, study.baseline), table, regimes,
+                                            study.verdicts), table, regimes, sequential)
+    verdicts = dict(zip(rows["experiment"] + ": " + rows["metric"], rows["verdict"]))
+    assert verdicts["ebizzy: records_per_s"] == "reproduced (decided at 3 pairs)"
+    assert verdicts["thrash: late_rounds_mean_s"] == "untestable (out of regime at 3 pairs, stopped)"
+    assert verdicts["make-grep: grep_s"] == "inconclusive (undecided at 5 pairs, its last look)"
+    assert verdicts["desktop: pgmajfault"] == "inconclusive (undecided at 10 pairs, its last look)"
