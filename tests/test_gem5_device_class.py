@@ -97,7 +97,7 @@ for queue in /sys/block/sd*/queue/rotational; do
   echo "device-class: rotational ${disk%%/*} $(cat "$queue")"
 done
 sed 's/^/device-class: swaps /' /proc/swaps
-swapon --show --noheadings --raw --output=NAME,TYPE,SIZE | sed 's/^/device-class: swapon /'
+swapon --show=NAME,TYPE,SIZE --noheadings --raw | sed 's/^/device-class: swapon /'
 dmesg | grep 'swap on' | sed 's/^/device-class: kernel /'
 """
 # mm/swapfile.c (6.1), at swapon: flags "SS" (SWP_SOLIDSTATE), "D", "s", "c", "FS".
