@@ -1,8 +1,10 @@
 """The reproduction table as one picture: for each seed row, the seed's own ratio (with the
 change / without it) beside ours, paired by repetition with its 95% interval (thick) and
 the wider interval at the level its verdict was made at, adjusted for the rows it stands
-among (thin), on a log axis around 1, coloured by verdict. A reader sees at a glance which side of 1 each seed
-and each of our intervals lies, and how far our effect is from the seed's."""
+among (thin), on a log axis around 1, coloured by verdict, the verdict's word at the
+right margin. A reader sees at a glance which side of 1 each seed and each of our
+intervals lies, and how far our effect is from the seed's. It heads the report's first
+screen, so its rows are packed: eighteen rows come out under 600 pixels high."""
 
 import math
 
@@ -20,6 +22,10 @@ from analysis.verdicts import short  # noqa: E402
 VERDICT_COLOURS = {REPRODUCED: "tab:green", REVERSED: "tab:red",
                    EQUIVALENT: "tab:green", EFFECT_NOT_EXPECTED: "tab:red"}
 INCONCLUSIVE = "tab:grey"
+# Inches per row, and for the axis labels, legend line and title around the rows: the
+# figure is saved at 110 dpi (analysis/report.py), so 18 rows take about 570 pixels.
+ROW_INCHES = 0.24
+FRAME_INCHES = 0.95
 
 
 def verdict_colour(verdict: str) -> str:
@@ -41,7 +47,7 @@ def reproduction_figure(seeds: pd.DataFrame):
             if _finite(r["seed_ratio"]) or _finite(r["paired_ratio"])]
     if not rows:
         return None
-    fig, ax = plt.subplots(figsize=(11, 1.6 + 0.45 * len(rows)))
+    fig, ax = plt.subplots(figsize=(11, FRAME_INCHES + ROW_INCHES * max(len(rows), 3)))
     labels = []
     for y, row in enumerate(reversed(rows)):
         labels.append(f"{row['seed']} {row['experiment']}: {row['metric']}"
@@ -67,8 +73,15 @@ def reproduction_figure(seeds: pd.DataFrame):
                             color=colour, capsize=4, linewidth=2.2)
             else:
                 ax.plot(ratio, y, "o", color=colour)
-            ax.annotate(short(row["verdict"]), (ratio, y), xytext=(0, 7),
-                        textcoords="offset points", ha="center", fontsize=7, color=colour)
+            # the verdict's word in a column at the right margin, level with its row
+            ax.annotate(short(row["verdict"]), (1.01, y), xycoords=("axes fraction", "data"),
+                        ha="left", va="center", fontsize=8, color=colour)
+    # Two claims of one metric in one experiment (seed 001's two refault distances, where
+    # one experiment ran both pairs) would share a label: name each one's policies.
+    shared = {label for label in labels if labels.count(label) > 1}
+    for y, row in enumerate(reversed(rows)):
+        if labels[y] in shared and row.get("policies"):
+            labels[y] += f" ({row['policies'][0]} / {row['policies'][1]})"
     ax.axvline(1.0, color="grey", linestyle="--", linewidth=1)
     ax.set_xscale("log")
     plain = FuncFormatter(lambda value, _: f"{value:g}")  # 0.5, 2: not 5x10^-1, 2x10^0
@@ -79,7 +92,9 @@ def reproduction_figure(seeds: pd.DataFrame):
     ax.xaxis.set_minor_formatter(plain if high / low <= 30 else NullFormatter())
     ax.tick_params(axis="x", which="both", labelsize=7)
     ax.set_yticks(range(len(rows)), labels, fontsize=8)
-    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.set_ylim(-0.6, len(rows) - 0.4)
+    ax.grid(axis="y", color="#e6e6e6", linewidth=0.6)  # guides from each label to its row
+    ax.set_axisbelow(True)
     ax.set_xlabel("ratio, change on / off (log)\nblack: the seed's; coloured: ours "
                   "(paired; thick: 95% interval, thin: at the verdict's adjusted level)", fontsize=8)
     return fig

@@ -132,6 +132,23 @@ def test_the_reproduction_plot_places_each_row_and_colours_it_by_verdict():
     assert reproduction_figure(seeds.iloc[2:].assign(seed_ratio=float("nan"))) is None
 
 
+def test_the_reproduction_plot_of_eighteen_rows_fits_a_first_screen_with_its_verdicts_aside():
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from analysis.reproduction_plot import reproduction_figure
+    seeds = pd.DataFrame([{"seed": "003", "experiment": f"e{i}", "metric": "m", "phase": "",
+                           "seed_ratio": 0.9, "paired_ratio": 0.8, "interval_low": 0.7,
+                           "interval_high": 0.9, "verdict": "reproduced"} for i in range(18)])
+    figure = reproduction_figure(seeds)
+    assert figure.get_size_inches()[1] * 110 < 600  # pixels at the report's 110 dpi
+    ax = figure.axes[0]
+    # each verdict's word in the right margin, level with its row, not over the row above
+    assert sorted(t.xy[1] for t in ax.texts) == list(range(18))
+    assert all(t.xy[0] > 1 and t.xycoords == ("axes fraction", "data") for t in ax.texts)
+    plt.close(figure)
+
+
 def test_the_reproduction_plot_marks_no_effect_where_the_seed_expects_none():
     import pandas as pd
 
