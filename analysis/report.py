@@ -1,13 +1,16 @@
-"""The study report: Markdown and one self-contained HTML file, with plots.
+"""The study report: Markdown, and HTML made from it, with its plots as image files beside
+them (plots/*.png, referenced by relative path, never inlined).
 
-Sections: the seed reproduction table (the seeds' numbers beside ours, QEMU labelled
-as functional only), per-experiment comparisons with plots, per-step timelines,
-failed runs, what the runs cost (host and simulated time), and the exact inputs
-(kernel, image, gem5, profiles) behind every number.
+Its layout, for a reader: a one-screen summary first (the forest plot of every verdict,
+plots/reproduction.png, and a compact verdict table that fits a 1366-pixel window), then
+one section per experiment (what we found, the evidence, the plots), then the full seed
+reproduction table with every number, then an appendix of provenance as facts: the
+inputs behind every number, what the runs cost, the sweep log's summary, failed runs,
+and findings.md's Status and History of the study.
 """
 
-import base64
 import json
+import math
 import re
 import textwrap
 import time
@@ -30,6 +33,7 @@ from analysis.reproduction_plot import reproduction_figure  # noqa: E402
 from analysis.paired import paired  # noqa: E402
 from analysis.sequential_replay import sequential_verdicts  # noqa: E402
 from analysis.seeds import caveats_for, repetition_values, reproduction, unmeasured  # noqa: E402
+from analysis.verdicts import short  # noqa: E402
 from analysis.table import (export, folder_table, study_runs,  # noqa: E402
                             workload_declarations)
 from reclaimstudy import sweeplog  # noqa: E402
@@ -332,6 +336,62 @@ def anchor(experiment: str, system: str, backend: str) -> str:
     return re.sub(r"[^a-z0-9-]+", "-", f"exp-{experiment}-{system}-{backend}".lower())
 
 
+def summary_cells(row: dict) -> dict:
+    """A reproduction row's cells in the summary's compact table (the full table keeps
+    every number and the verdict's whole text): the metric with its phase and, for a
+    control beyond the seed, the control's policy; the seed's ratio, or that it expects
+    none here (seed 000b's idle time outside its window); ours with its 95% interval;
+    the verdict's kind with its adjusted p (TOST's where the row tests equivalence), or
+    why there is no test, and the look a sequential verdict was decided at."""
+    metric = row["metric"] + (f" [{row['phase']}]" if row.get("phase") else "")
+    if row.get("control"):
+        metric += f", control: {row['policies'][1]}"
+    if row.get("expects_none"):
+        seed = f"none here ({_num(row['seed_ratio'])} in its window)"
+    else:
+        seed = _num(row["seed_ratio"])
+    ours = _num(row["paired_ratio"])
+    if row["paired_ratio"] == row["paired_ratio"]:
+        ours += f" [{_num(row['interval_low'])}, {_num(row['interval_high'])}]"
+    test, p = str(row.get("test", "")), row.get("adjusted_p", math.nan)
+    if p == p and p is not None:
+        why = ("TOST p " if test.startswith("equivalence") else "p ") + _num(p)
+    else:
+        why = "out of regime" if test == "out of regime" else "no test"
+    decided = re.search(r"decided at \d+ pairs", row["verdict"])
+    if decided:
+        why += f", {decided.group(0)}"
+    return {"metric_cell": metric, "seed_cell": seed, "ours_cell": ours,
+            "verdict_cell": f"**{short(row['verdict'])}** ({why})"}
+
+
+def _places(rows: list[dict]) -> None:
+    """Where the summary's short experiment cell must say more: the system and backend
+    of an experiment the study ran on several, and the backend of every row of a study
+    with several backends (QEMU's numbers are functional only)."""
+    places: dict[str, set] = {}
+    for row in rows:
+        places.setdefault(row["experiment"], set()).add((row["system"], row["backend"]))
+    backends = {row["backend"] for row in rows}
+    for row in rows:
+        if len(places[row["experiment"]]) > 1:
+            row["place"] = f" on {row['system']} [{row['backend']}]"
+        else:
+            row["place"] = f" [{row['backend']}]" if len(backends) > 1 else ""
+    # Two claims of one metric in one experiment (seed 001's, on 6.1's refault distance
+    # and on the control's, where one experiment ran both pairs): name the pair.
+    seen = Counter((r["experiment"], r["place"], r["metric_cell"]) for r in rows)
+    for row in rows:
+        if seen[(row["experiment"], row["place"], row["metric_cell"])] > 1:
+            row["metric_cell"] += f", {row['policies'][0]} / {row['policies'][1]}"
+
+
+def _adjusted_p(rows: list[dict]) -> str:
+    """The summary's name for the p its verdicts use: 'Holm-adjusted p', or 'p' alone."""
+    method = rows[0].get("multiplicity") if rows else None
+    return "p" if not method or method == "no adjustment" else f"{method}-adjusted p"
+
+
 def _seed_rows(seeds: pd.DataFrame, regimes: pd.DataFrame, table: pd.DataFrame) -> list[dict]:
     """The reproduction table's rows with their regime check (in, out: k of n short, or
     none declared) and how many runs of the row's policies (on, off, MGLRU) stand behind
@@ -354,7 +414,7 @@ def _seed_rows(seeds: pd.DataFrame, regimes: pd.DataFrame, table: pd.DataFrame) 
                      & table["policy"].isin(row["policies"])]
         row["runs"] = runs["run_id"].nunique()
         row["anchor"] = anchor(row["experiment"], row["system"], row["backend"])
-        rows.append(row)
+        rows.append(row | summary_cells(row))
     return rows
 
 
@@ -363,9 +423,9 @@ def _seed_rows(seeds: pd.DataFrame, regimes: pd.DataFrame, table: pd.DataFrame) 
 PUBLISHED = "published"
 FINDINGS = "findings.md"
 # findings.md's sections that are not experiments: the study's state as a whole (say,
-# paused on a fault of the instrument), shown at the top of the report, and the history
-# of the instrument (its faults found, what they cost, the restarts), long and of
-# lasting interest, shown after the experiments so that it does not bury the status.
+# paused on a fault of the instrument) and the history of the instrument (its faults
+# found, what they cost, the restarts). Both are about the study's making, not its
+# results, so the report shows them in its appendix, after every result.
 STATUS = "Status"
 HISTORY = "History"
 
@@ -391,14 +451,11 @@ def read_findings(path: Path, experiments: set[str]) -> dict[str, str]:
     return {k: v.strip() for k, v in found.items() if v.strip()}
 
 
-def html_body(markdown: str, out: Path) -> str:
-    """report.md as HTML, its plots embedded so the file stands alone."""
-    body = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
-
-    def embed(match: re.Match) -> str:
-        data = base64.b64encode((out / match.group(1)).read_bytes()).decode()
-        return f'src="data:image/png;base64,{data}"'
-    return re.sub(r'src="(plots/[^"]+\.png)"', embed, body)
+def html_body(markdown: str) -> str:
+    """report.md as HTML. Its plots stay files beside it (plots/*.png, by relative
+    path, as the Markdown has them): the HTML is rebuilt, never committed, and a
+    browser loads the images from the report's folder."""
+    return MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
 
 
 def build_report(study, results: Path) -> dict:
@@ -471,6 +528,10 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
     figure = reproduction_figure(seeds)
     seed_figure = None if figure is None else _finish(
         figure, f"{study.name}: the seeds' ratios and ours", plots / "reproduction.png")
+    seed_rows = _seed_rows(seeds, regimes, table)
+    for e in experiments:  # each section opens with its rows' verdicts
+        e["verdicts"] = [r for r in seed_rows if r["anchor"] == e["anchor"]]
+    _places(seed_rows)
     inputs = _inputs(kept)
     sweeps = []
     for (backend, system), sweep in idle_sweeps(table).items():
@@ -488,7 +549,8 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
         "failed": [{**row, "reason": reasons.get(row["run_id"], "")}
                    for row in failed.to_dict("records")],
         "experiments": experiments,
-        "seeds": _seed_rows(seeds, regimes, table),
+        "seeds": seed_rows,
+        "adjusted_p": _adjusted_p(seed_rows),
         "seed_figure": seed_figure,
         "status": findings.get(STATUS),
         "history": findings.get(HISTORY),
@@ -517,6 +579,6 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
     markdown = env.get_template("report.md.j2").render(**context)
     (out / "report.md").write_text(markdown)
     (out / "report.html").write_text(
-        env.get_template("report.html.j2").render(study=study, body=html_body(markdown, out)))
+        env.get_template("report.html.j2").render(study=study, body=html_body(markdown)))
     return {"markdown": out / "report.md", "html": out / "report.html", "table": exported,
             "failed": len(failed)}

@@ -19,8 +19,8 @@ RUNS = Path(__file__).parent / "fixtures" / "runs"
 
 
 def body(markdown: Path) -> str:
-    """The report less its first lines (when it was made, from which folder)."""
-    return markdown.read_text().split("\n", 3)[3]
+    """The report less the appendix's line of when it was made and from which folder."""
+    return re.sub(r"^Generated .* runs in `[^`]+`\n", "", markdown.read_text(), flags=re.M)
 
 
 @pytest.fixture(scope="module")
@@ -178,26 +178,30 @@ def test_findings_for_an_experiment_the_study_lacks_are_refused(published):
         report_published(load_study("smoke"), results)
 
 
-def test_a_status_section_speaks_for_the_whole_study_at_the_reports_top(published):
+def test_a_status_section_is_in_the_appendix_never_before_the_first_result(published):
     results, _, _ = published
     (published_dir("smoke", results) / "findings.md").write_text(
         "# Findings\n\n## Status\nPaused: the disk stalls.\n\n## thrash\nCached.\n")
     markdown = report_published(load_study("smoke"), results)["markdown"].read_text()
-    top = markdown.split('<div id="seed-reproduction"></div>')[0]
-    assert "**Status** (findings.md): Paused: the disk stalls." in top
+    results_end = markdown.index('<div id="appendix"></div>')
+    assert "Paused" not in markdown[:results_end]
+    status = markdown.split('<div id="status"></div>')[1]
+    assert status.startswith("\n\n### Status of the study\nFrom findings.md.\n\n"
+                             "Paused: the disk stalls.\n")
     assert "**What we found**: Cached." in markdown
 
 
-def test_a_history_section_comes_after_the_experiments_not_at_the_top(published):
+def test_a_history_section_comes_last_in_the_appendix(published):
     results, _, _ = published
     (published_dir("smoke", results) / "findings.md").write_text(
         "## Status\nRunning.\n\n## History\n- **Restarted.** The disk lost writes.\n")
     markdown = report_published(load_study("smoke"), results)["markdown"].read_text()
-    top, rest = markdown.split("## Experiments")
-    assert "Restarted" not in top
-    history = rest.split('<div id="history"></div>')[1]
-    assert history.split("## Failed runs")[0].rstrip().endswith(
-        "- **Restarted.** The disk lost writes.")
+    results_part, appendix = markdown.split('<div id="appendix"></div>')
+    assert "Restarted" not in results_part
+    assert appendix.index("### Failed runs") < appendix.index("### Status of the study") \
+        < appendix.index("### History of the instrument")
+    history = appendix.split('<div id="history"></div>')[1]
+    assert history.rstrip().endswith("- **Restarted.** The disk lost writes.")
 
 
 def test_restored_runs_count_as_done_and_report_as_published(published, monkeypatch):

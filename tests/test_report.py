@@ -1,7 +1,5 @@
 """The report, built from recorded runs, and opened in headless Chromium."""
 
-import base64
-import io
 import json
 import re
 import shutil
@@ -54,12 +52,17 @@ def test_every_run_behind_an_experiment_is_one_link_from_the_report(report):
     assert 'href="../' in report["html"].read_text()
 
 
+def full_table(markdown: str) -> str:
+    """The report from its full reproduction table on (the summary's rows come first)."""
+    return markdown.split('<div id="seed-reproduction"></div>', 1)[1]
+
+
 def test_seed_table_puts_mglru_beside_the_seeds_on_policy(report):
     import pandas as pd
     table = pd.read_parquet(report["table"][1])
     late = table[(table["workload"] == "thrash") & (table["metric"] == "late_rounds_mean_s")]
     means = late.groupby("policy")["value"].mean()
-    row = next(line for line in report["markdown"].read_text().splitlines()
+    row = next(line for line in full_table(report["markdown"].read_text()).splitlines()
                if line.startswith("| 001 |"))
     cells = [c.strip() for c in row.split("|")]
     mglru = cells[cells.index("QEMU (functional only, no timing model)") - 1]
@@ -67,7 +70,7 @@ def test_seed_table_puts_mglru_beside_the_seeds_on_policy(report):
     with_policy = means['old-refault-distance']
     assert mglru == f"{means['mglru']:.4g} ({means['mglru'] / with_policy:.4g})"
     # lazyfree ran no MGLRU in the smoke study: the cell says so
-    row = next(line for line in report["markdown"].read_text().splitlines()
+    row = next(line for line in full_table(report["markdown"].read_text()).splitlines()
                if line.startswith("| 002 |"))
     assert "| - (-) |" in row
 
@@ -189,20 +192,67 @@ def test_the_reproduction_plot_labels_minor_ticks_only_on_a_narrow_axis():
     assert _minor_labels(reproduction_figure(seeds(0.0003))) == []  # the seed's 0.75 ms / 2.45 s
 
 
-def test_the_report_shows_the_reproduction_plot_under_the_seed_table(report):
+def test_the_report_opens_with_the_summary_plot_and_its_compact_verdict_table(report):
     markdown = report["markdown"].read_text()
-    table_end = markdown.index("## Experiments")
-    assert "](plots/reproduction.png)" in markdown[:table_end]
+    summary = markdown.split("## Summary", 1)[1].split("\n## ", 1)[0]
+    title = markdown.split("## Summary", 1)[0]
+    assert title.startswith("# Study `smoke`: ") and "Generated" not in title  # nothing before it
+    # the plot first, then the table: seed | experiment | metric | seed's ratio | ours | verdict | runs
+    assert summary.index("](plots/reproduction.png)") < summary.index("| seed | experiment |")
     assert (report["markdown"].parent / "plots" / "reproduction.png").is_file()
+    assert ("| seed | experiment | metric | seed's ratio | ours [95% interval] | "
+            "verdict (Holm-adjusted p) | runs |") in summary
+    rows = [line for line in summary.splitlines() if re.match(r"\| 00\d \|", line)]
+    assert len(rows) == 3 and all(len(line.split("|")) == 9 for line in rows)
+    ebizzy = next(line for line in rows if line.startswith("| 002 |"))
+    assert re.fullmatch(r"\| 002 \| \[lazyfree\]\(#exp-lazyfree-ci-tiny-qemu\) \| "
+                        r"records_per_s \[arena-t1\] \| 1\.992 \| [0-9.]+ \[[0-9.]+, [0-9.]+\] \| "
+                        r"\*\*inconclusive\*\* \(p [0-9.]+\) \| \[4\]\(#exp-lazyfree-ci-tiny-qemu\) \|",
+                        ebizzy), ebizzy
+    # the smoke study's thrash ran both of seed 001's pairs: each row names its pair
+    thrash = [line.split(" | ")[2] for line in rows if line.startswith("| 001 |")]
+    assert thrash == ["late_rounds_mean_s, old-refault-distance / old-refault-distance-scan-anon-off",
+                      "late_rounds_mean_s, baseline / refault-scan-anon-off"]
+    # the long texts stay in the full table, after the experiments
+    assert "ebizzy -S 10" not in summary and "ebizzy -S 10" in full_table(markdown)
+    assert markdown.index("## Summary") < markdown.index("## Experiments") < \
+        markdown.index("## Seed reproduction") < markdown.index("## Appendix: provenance")
 
 
-def test_html_is_self_contained_with_valid_embedded_plots(report):
+def test_the_summary_cells_shorten_a_row_and_keep_its_numbers():
+    from analysis.report import summary_cells
+    row = {"metric": "interactive_majflt", "phase": "stream", "control": True,
+           "policies": ["baseline", "exec-protect-all-off"], "expects_none": True,
+           "seed_ratio": 0.06, "paired_ratio": 0.9613, "interval_low": 0.902,
+           "interval_high": 1.024, "test": "equivalence (TOST, ±10%)", "adjusted_p": 0.1745,
+           "verdict": "inconclusive (n=10, equivalence p=0.17 at ±10%)"}
+    assert summary_cells(row) == {
+        "metric_cell": "interactive_majflt [stream], control: exec-protect-all-off",
+        "seed_cell": "none here (0.06 in its window)", "ours_cell": "0.9613 [0.902, 1.024]",
+        "verdict_cell": "**inconclusive** (TOST p 0.1745)"}
+    untestable = row | {"control": False, "expects_none": False, "phase": "", "test": "out of regime",
+                        "adjusted_p": float("nan"),
+                        "verdict": "untestable here: every run out of the seed's regime (5 of 5 short)"}
+    cells = summary_cells(untestable)
+    assert cells["metric_cell"] == "interactive_majflt" and cells["seed_cell"] == "0.06"
+    assert cells["verdict_cell"] == "**untestable** (out of regime)"
+    decided = row | {"expects_none": False, "test": "paired t-test", "adjusted_p": 0.0004,
+                     "verdict": "reproduced (decided at 3 pairs)"}
+    assert summary_cells(decided)["verdict_cell"] == "**reproduced** (p 0.0004, decided at 3 pairs)"
+    lone = row | {"paired_ratio": float("nan"), "test": "none", "adjusted_p": float("nan"),
+                  "verdict": "inconclusive (n=1)"}
+    assert summary_cells(lone)["ours_cell"] == "-"
+    assert summary_cells(lone)["verdict_cell"] == "**inconclusive** (no test)"
+
+
+def test_html_references_its_plots_as_files_beside_it(report):
     html = report["html"].read_text()
-    assert "<script" not in html and 'src="plots/' not in html
-    images = re.findall(r'src="data:image/png;base64,([^"]+)"', html)
-    assert len(images) >= 6
-    for data in images:
-        pixels = matplotlib.image.imread(io.BytesIO(base64.b64decode(data)), format="png")
+    assert "<script" not in html and "data:image" not in html and "base64" not in html
+    images = re.findall(r'<img src="([^"]+)"', html)
+    assert len(images) >= 6 and all(src.startswith("plots/") for src in images)
+    assert images[0] == "plots/reproduction.png"  # the summary's, first
+    for src in images:
+        pixels = matplotlib.image.imread(report["html"].parent / src)
         assert pixels.shape[0] > 100 and pixels.shape[1] > 100
 
 

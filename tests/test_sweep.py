@@ -82,7 +82,11 @@ def test_a_killed_sweep_resumes_without_losing_or_redoing_runs(tmp_path):
                              str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=600)
     assert report.returncode == 0, report.stderr
     html = (study_dir / "report" / "report.html").read_text()
-    assert 'id="seed-reproduction"' in html and html.count("data:image/png;base64,") >= 4
+    assert 'id="seed-reproduction"' in html and "data:image" not in html
+    # its plots are files beside it, referenced by relative path, the summary's first
+    images = re.findall(r'<img src="(plots/[^"]+\.png)"', html)
+    assert len(images) >= 4 and images[0] == "plots/reproduction.png"
+    assert all((study_dir / "report" / image).stat().st_size > 1000 for image in images)
     assert "wept 3 time(s)" in html and "1 sweep(s) recorded no end" in html
 
 
