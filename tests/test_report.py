@@ -393,6 +393,92 @@ document.getElementById('r').onload = function () {{
     assert pixels.std() > 0.05  # not a blank page
 
 
+FIRST_SCREEN = (1366, 768)
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--allow-file-access-from-files", "--virtual-time-budget=10000"]
+
+
+def first_screen(html: Path, tmp_path: Path) -> tuple[dict, Path]:
+    """A report's first screen in a 1366x768 window: where its summary plot and table sit
+    (the DOM of the report loaded in a frame of exactly that size, which writes what it
+    measured into the wrapper page's own DOM), and a screenshot of a window that size."""
+    width, height = FIRST_SCREEN
+    wrapper = tmp_path / "first-screen.html"
+    wrapper.write_text(f"""<html><body style="margin:0"><div id="result">pending</div>
+<iframe id="r" src="{html.as_uri()}" width="{width}" height="{height}" style="border:0"></iframe>
+<script>
+document.getElementById('r').onload = function () {{
+  var doc = this.contentDocument, win = this.contentWindow;
+  var plot = doc.querySelector('img[src$="/reproduction.png"]');
+  var table = doc.querySelector('#summary ~ table');
+  var box = function (e) {{ var r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }};
+  document.getElementById('result').textContent = 'FIRST-SCREEN ' + JSON.stringify({{
+    viewport: [win.innerWidth, win.innerHeight], page_width: doc.documentElement.scrollWidth,
+    plot: box(plot), plot_loaded: plot.complete && plot.naturalWidth > 0,
+    plot_natural: [plot.naturalWidth, plot.naturalHeight],
+    table: box(table), table_widths: [table.scrollWidth, table.clientWidth],
+    columns: table.querySelector('tr').children.length}});
+}};
+</script></body></html>""")
+    flags = [*CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", wrapper.as_uri()], capture_output=True,
+                         text=True, timeout=120).stdout
+    match = re.search(r"FIRST-SCREEN (\{.*?\})</div>", dom)
+    assert match, dom[:2000]
+    shot = tmp_path / "first-screen.png"
+    subprocess.run([CHROMIUM, *flags, f"--screenshot={shot}", f"--window-size={width},{height}",
+                    html.as_uri()], capture_output=True, timeout=120)
+    return json.loads(match.group(1)), shot
+
+
+def assert_summary_on_the_first_screen(screen: dict, shot: Path):
+    width, height = FIRST_SCREEN
+    assert screen["viewport"] == [width, height]
+    left, top, right, bottom = screen["plot"]
+    assert screen["plot_loaded"] and 0 <= top < bottom <= height, screen  # all of it, unscrolled
+    # ... and not shrunk to fit (the page's CSS caps its height at the window's): its 8-pt
+    # labels, 12 pixels at the plot's 110 dpi, stay at least 10 pixels high
+    natural_width, natural_height = screen["plot_natural"]
+    assert (bottom - top) / natural_height >= 0.85 and (right - left) / natural_width >= 0.85, screen
+    assert screen["page_width"] <= width, screen  # the page never scrolls sideways
+    assert screen["columns"] == 7 and screen["table"][2] <= width, screen
+    scroll, client = screen["table_widths"]
+    assert scroll <= client, screen  # the summary table needs no scrolling of its own
+    pixels = matplotlib.image.imread(shot)
+    assert pixels.shape[:2] == (height, width)
+    # the screenshot shows the plot where the DOM puts it: not a blank or half-loaded page
+    plot = pixels[int(top):int(bottom), int(left):int(right), :3]
+    assert plot.std() > 0.05 and (plot < 0.5).any(axis=2).mean() > 0.005
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (./study installs it)")
+def test_the_reports_first_screen_at_1366x768_holds_the_summary_plot_and_table(report, tmp_path):
+    screen, shot = first_screen(report["html"], tmp_path)
+    assert_summary_on_the_first_screen(screen, shot)
+    assert screen["table"][1] < FIRST_SCREEN[1]  # the small fixture's table starts on it too
+
+
+PUBLISHED_TABLES = sorted((Path(__file__).resolve().parent.parent / "results" / "published")
+                          .glob("*/report/table.parquet"))
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (./study installs it)")
+@pytest.mark.parametrize("table", PUBLISHED_TABLES, ids=[t.parent.parent.name for t in PUBLISHED_TABLES])
+def test_a_published_reports_first_screen_at_1366x768_holds_its_whole_summary_plot(table, tmp_path):
+    """The published study's report (seeds-gem5: 17 verdicts), rebuilt from a copy of its
+    folder as `./study report --published` builds it: every verdict's row of the plot on
+    the first screen, and the verdict table beside no horizontal scrolling."""
+    from analysis.publish import report_published
+    study = table.parent.parent.name
+    copy = tmp_path / "results" / "published" / study
+    shutil.copytree(table.parent.parent, copy, ignore=shutil.ignore_patterns("in-flight"))
+    html = report_published(load_study(study), tmp_path / "results")["html"]
+    assert "data:image" not in html.read_text()
+    screen, shot = first_screen(html, tmp_path)
+    assert_summary_on_the_first_screen(screen, shot)
+
+
 def test_runs_on_replaced_artefacts_are_set_aside_not_pooled(tmp_path):
     study = tmp_path / "smoke"
     shutil.copytree(RUNS / "smoke", study)
