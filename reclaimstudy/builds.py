@@ -8,9 +8,46 @@ import platform
 import re
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from reclaimstudy import hostdeps
+from reclaimstudy.errors import StudyError
+
+
+@dataclass(frozen=True)
+class Series:
+    version: str
+    patches: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class CachedBuild:
+    """A finished build in the cache: its folder, and the manifest written last."""
+    directory: Path
+
+    @property
+    def manifest(self) -> dict:
+        return json.loads((self.directory / "manifest.json").read_text())
+
+
+def read_patch_series(path: Path, product: str) -> Series:
+    """A `series` file of our patches to a simulator we build (gem5, DiskSim): patch
+    names in order, and the `# made-against: PRODUCT VERSION` line."""
+    version = None
+    patches = []
+    for number, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.strip()
+        if match := re.match(rf"#\s*made-against:\s*{product}\s+v?(\S+)\s*$", line):
+            version = match[1]
+        elif line and not line.startswith("#"):
+            patch = path.parent / line
+            if not patch.is_file():
+                raise StudyError(f"{path}:{number}: patch '{line}' does not exist in {path.parent}")
+            patches.append(patch)
+    if version is None:
+        raise StudyError(f"{path}: no '# made-against: {product} VERSION' line")
+    return Series(version, tuple(patches))
 
 
 def patch_failure(tree: Path, patch: Path) -> str | None:

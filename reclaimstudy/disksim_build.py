@@ -22,11 +22,11 @@ import json
 import re
 import shutil
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from reclaimstudy import hostdeps
-from reclaimstudy.builds import build_facts, compilers_of, patch_failure
+from reclaimstudy.builds import (CachedBuild, Series, build_facts, compilers_of, patch_failure,
+                                 read_patch_series)
 from reclaimstudy.errors import StudyError
 from reclaimstudy.gem5_build import source_commit
 from reclaimstudy.hashing import file_sha256, json_sha256
@@ -93,28 +93,9 @@ def find_tree(source: Path, version: str) -> Path:
     return tree
 
 
-@dataclass(frozen=True)
-class Series:
-    version: str
-    patches: tuple[Path, ...]
-
-
 def read_series(path: Path = SERIES) -> Series:
     """Patch names in order, and the `# made-against: DiskSim VERSION` line."""
-    version = None
-    patches = []
-    for number, raw in enumerate(path.read_text().splitlines(), 1):
-        line = raw.strip()
-        if match := re.match(r"#\s*made-against:\s*DiskSim\s+(\S+)\s*$", line):
-            version = match[1]
-        elif line and not line.startswith("#"):
-            patch = path.parent / line
-            if not patch.is_file():
-                raise StudyError(f"{path}:{number}: patch '{line}' does not exist in {path.parent}")
-            patches.append(patch)
-    if version is None:
-        raise StudyError(f"{path}: no '# made-against: DiskSim VERSION' line")
-    return Series(version, tuple(patches))
+    return read_patch_series(path, "DiskSim")
 
 
 def is_output(tree: Path, relative: Path) -> bool:
@@ -175,14 +156,8 @@ def build_inputs(source: Path) -> tuple[Path, dict]:
     }
 
 
-@dataclass(frozen=True)
-class DisksimBuild:
+class DisksimBuild(CachedBuild):
     """A finished build in the cache: the program, what embedding it links, its validation."""
-    directory: Path
-
-    @property
-    def manifest(self) -> dict:
-        return json.loads((self.directory / "manifest.json").read_text())
 
     @property
     def tree(self) -> Path:

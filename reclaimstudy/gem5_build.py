@@ -21,11 +21,11 @@ import os
 import re
 import shutil
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from reclaimstudy import hostdeps
-from reclaimstudy.builds import build_facts, expected_steps, links_tcmalloc, patch_failure
+from reclaimstudy.builds import (CachedBuild, Series, build_facts, expected_steps,
+                                 links_tcmalloc, patch_failure, read_patch_series)
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.locks import exclusive
@@ -49,28 +49,9 @@ PREPARED = ".reclaimstudy-prepared"
 DISKSIM_MODULE = Path("src") / "dev" / "storage" / "reclaimstudy_disksim.py"
 
 
-@dataclass(frozen=True)
-class Series:
-    version: str
-    patches: tuple[Path, ...]
-
-
 def read_series(path: Path = SERIES) -> Series:
     """Patch names in order, and the `# made-against: gem5 VERSION` line."""
-    version = None
-    patches = []
-    for number, raw in enumerate(path.read_text().splitlines(), 1):
-        line = raw.strip()
-        if match := re.match(r"#\s*made-against:\s*gem5\s+v?(\S+)\s*$", line):
-            version = match[1]
-        elif line and not line.startswith("#"):
-            patch = path.parent / line
-            if not patch.is_file():
-                raise StudyError(f"{path}:{number}: patch '{line}' does not exist in {path.parent}")
-            patches.append(patch)
-    if version is None:
-        raise StudyError(f"{path}: no '# made-against: gem5 VERSION' line")
-    return Series(version, tuple(patches))
+    return read_patch_series(path, "gem5")
 
 
 def source_version(source: Path) -> str:
@@ -207,14 +188,7 @@ def earlier_build(builds_dir: Path, inputs: dict) -> Path | None:
     return max(found)[1] if found else None
 
 
-@dataclass(frozen=True)
-class Gem5Build:
-    directory: Path
-
-    @property
-    def manifest(self) -> dict:
-        return json.loads((self.directory / "manifest.json").read_text())
-
+class Gem5Build(CachedBuild):
     @property
     def binary(self) -> Path:
         return self.directory / "source" / "build" / "X86" / f"gem5.{self.manifest['variant']}"

@@ -61,3 +61,21 @@ def write_run(study_dir: Path, record: dict, name: str | None = None,
                         {"event": "phases_done", "name": "", "t": read_seconds, "vmstat": {}}]
     (directory / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     return directory
+
+
+def ebizzy_table(system: str, values: dict[str, list[float]], run_prefix: str = "") -> "pd.DataFrame":
+    """The tidy table's rows of seed 002's claim (ebizzy's records/s in phase arena-t1),
+    one per policy and repetition: `values` is policy -> records/s by repetition."""
+    import pandas as pd
+
+    rows = []
+    for policy, measured in values.items():
+        for repetition, value in enumerate(measured):
+            rows.append({"run_id": f"{run_prefix}{policy}-r{repetition}", "experiment": "ebizzy",
+                         "setup": "s", "backend": "gem5", "system": system,
+                         "workload": "lazyfree", "policy": policy, "repetition": repetition,
+                         "status": "ok", "source": "workload", "phase": "arena-t1",
+                         "metric": "records_per_s", "index": None, "value": value,
+                         "unit": "records/s", "kind": "rate", "better": "higher",
+                         "arguments": "{}"})
+    return pd.DataFrame(rows)

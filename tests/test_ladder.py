@@ -9,22 +9,13 @@ import pytest
 from analysis.ladder import compare_rungs, format_ladder
 from reclaimstudy.systems import get_system
 from reclaimstudy.verdict_rules import VerdictRules
+from tests.runfactory import ebizzy_table
 
 
 def _table(system: str, baseline: list[float], off: list[float]) -> pd.DataFrame:
     """ebizzy's records/s (seed 002's claim: baseline with MADV_FREE, madv-free-off
-    without) for each repetition, as the tidy table has them."""
-    rows = []
-    for policy, values in (("baseline", baseline), ("madv-free-off", off)):
-        for repetition, value in enumerate(values):
-            rows.append({"run_id": f"{system}-{policy}-r{repetition}", "experiment": "ebizzy",
-                         "setup": "s", "backend": "gem5", "system": system,
-                         "workload": "lazyfree", "policy": policy, "repetition": repetition,
-                         "status": "ok", "source": "workload", "phase": "arena-t1",
-                         "metric": "records_per_s", "index": None, "value": value,
-                         "unit": "records/s", "kind": "rate", "better": "higher",
-                         "arguments": "{}"})
-    return pd.DataFrame(rows)
+    without) for each repetition."""
+    return ebizzy_table(system, {"baseline": baseline, "madv-free-off": off}, f"{system}-")
 
 
 def _runs(table: pd.DataFrame, cpu_seconds: float) -> list:

@@ -11,22 +11,12 @@ from analysis.sequential_replay import complete_pairs, stopped_experiments
 from reclaimstudy import look_gate, runs, sweep
 from reclaimstudy.studies import load_study
 from reclaimstudy.verdict_rules import VerdictRules
+from tests.runfactory import ebizzy_table
 from tests.test_sweep_prepare import Backend, executed
 
 
 def _ebizzy(baseline: list[float], off: list[float]) -> pd.DataFrame:
-    """ebizzy's records/s per repetition (seed 002's claim), as the tidy table has them."""
-    rows = []
-    for policy, values in (("baseline", baseline), ("madv-free-off", off)):
-        for repetition, value in enumerate(values):
-            rows.append({"run_id": f"{policy}-r{repetition}", "experiment": "ebizzy",
-                         "setup": "s", "backend": "gem5", "system": "desktop-hdd-96",
-                         "workload": "lazyfree", "policy": policy, "repetition": repetition,
-                         "status": "ok", "source": "workload", "phase": "arena-t1",
-                         "metric": "records_per_s", "index": None, "value": value,
-                         "unit": "records/s", "kind": "rate", "better": "higher",
-                         "arguments": "{}"})
-    return pd.DataFrame(rows)
+    return ebizzy_table("desktop-hdd-96", {"baseline": baseline, "madv-free-off": off})
 
 
 RULES = VerdictRules(looks=(3, 5), spending="pocock")
