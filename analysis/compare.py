@@ -9,8 +9,9 @@ workload's own numbers, the guest's vmstat, gem5's hardware statistics.
 """
 
 import math
-from statistics import harmonic_mean, mean, stdev
+from statistics import harmonic_mean, mean
 
+import numpy as np
 import pandas as pd
 
 from analysis.paired import paired
@@ -33,7 +34,9 @@ def summarize(values: list[float], rate: bool) -> tuple[float, float]:
         centre = harmonic_mean(values)
     else:
         centre = mean(values)
-    return centre, stdev(values) if len(values) > 1 else math.nan
+    # numpy's: the statistics module's stdev raises on a NaN or an infinity (a gem5
+    # statistic the atomic CPU leaves undefined) where the spread is simply undefined
+    return centre, float(np.std(values, ddof=1)) if len(values) > 1 else math.nan
 
 
 def verdict(change_pct: float, better: str) -> str:

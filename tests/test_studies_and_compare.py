@@ -361,3 +361,11 @@ def test_a_metric_only_some_runs_have_says_over_how_many_runs_its_cell_is():
     assert "[n=2]" in line["disk_jumps"] and line["disk_jumps"].count("[n=2]") == 2
     assert "[n=" not in line["total_s"]
     assert "2.5 ±0.71 [n=2]" in line["disk_jumps"]
+
+
+def test_a_spread_over_an_undefined_value_is_undefined_not_an_error():
+    # the statistics module's stdev raises AttributeError on [nan, 1.0]
+    from analysis.compare import summarize
+    centre, spread = summarize([float("nan"), 1.0], rate=False)
+    assert math.isnan(centre) and math.isnan(spread)
+    assert summarize([1.0, 2.0, 4.0], rate=False)[1] == pytest.approx(1.5275, abs=1e-4)
