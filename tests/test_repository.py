@@ -16,8 +16,9 @@ ALLOWED = ("tests/fixtures/",)
 def _tracked() -> list[str]:
     if not (REPO / ".git").exists():
         pytest.skip(f"{REPO} is not a git checkout: no tracked files to check")
-    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z"], capture_output=True,
-                            check=True).stdout.decode()
+    # safe.directory: a clone owned by another user (CI's chroot) is still read
+    listed = subprocess.run(["git", "-c", f"safe.directory={REPO}", "-C", str(REPO),
+                             "ls-files", "-z"], capture_output=True, check=True).stdout.decode()
     return [name for name in listed.split("\0") if name]
 
 
