@@ -47,6 +47,18 @@ def cmd_disksim(args) -> int:
     return 0
 
 
+def cmd_simplessd(args) -> int:
+    from reclaimstudy.simplessd_build import build_simplessd
+    build = build_simplessd(args.source, jobs=args.jobs)
+    m = build.manifest
+    console.print(f"SimpleSSD {m['simplessd_version']} standalone built ({m['compiler']}, "
+                  f"{m['build_seconds']:.0f} s): {build.binary}")
+    console.print("  its drives: configs/simplessd/; their validation: "
+                  "tests/test_simplessd_validation.py")
+    print(build.directory)
+    return 0
+
+
 def cmd_image(args) -> int:
     from reclaimstudy.image import build_image
     from reclaimstudy.systems import get_system
@@ -416,6 +428,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a clone of github.com/westerndigitalcorporation/DiskSim, or its "
                         "STABLE/DiskSim_Linux_Generic_2.01.016 tree (copied, never changed)")
     p.set_defaults(func=cmd_disksim)
+
+    p = sub.add_parser("simplessd", help="build SimpleSSD 2.0 (SSD timing) standalone from a "
+                                          "checkout (or reuse the cached build); prints its "
+                                          "cache directory")
+    p.add_argument("--source", type=Path, required=True,
+                   help="a clone of github.com/SimpleSSD/SimpleSSD-Standalone with its "
+                        "submodules checked out (copied, never changed)")
+    p.add_argument("--jobs", "-j", type=int, help="parallel compiles (default: all cores)")
+    p.set_defaults(func=cmd_simplessd)
 
     p = sub.add_parser("image", help="build (or reuse) the guest's root and swap disks for a system")
     p.add_argument("--system", default="desktop-hdd", help="system profile (configs/systems/NAME.toml)")
