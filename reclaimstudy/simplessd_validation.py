@@ -1,0 +1,196 @@
+"""SimpleSSD's model of a named drive against that drive's published measurements (issue
+77): the synthetic workloads a drive's specification and its reviews measure, run on
+SimpleSSD-Standalone (reclaimstudy/simplessd_build.py), and what the drive's maker and
+an independent review published for each.
+
+A workload is SimpleSSD-Standalone's request generator ([generator], like fio's options)
+behind our SATA link (simplessd-patches/0004, Interface = 2), with no host overhead
+between requests (SubmissionLatency = CompletionLatency = 0): the simulated latency of a
+request is the device's alone, from its command leaving the host to its completion
+reaching it. Published queue-depth-1 latencies are 1 / IOPS of the maker's QD1 figure,
+which also holds the test machine's own I/O stack (a few microseconds).
+"""
+
+import os
+import re
+import resource
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from reclaimstudy.errors import StudyError
+from reclaimstudy.paths import CONFIGS
+
+DRIVES = CONFIGS / "simplessd"
+INTERFACE_SATA = 2
+# The generator's seed for random offsets: any fixed value, so a run is repeatable.
+RANDOM_SEED = 77
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One synthetic workload: fio-like access pattern, request size, queue depth and the
+    bytes it moves (`io_size`, in SimpleSSD's units: K, M, G)."""
+    pattern: str        # read, write, randread, randwrite
+    block: str          # request size
+    depth: int          # requests outstanding
+    io_size: str        # bytes in all
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A published figure of a drive, what it measures and where it was published."""
+    name: str
+    workload: Workload
+    metric: str         # "latency_us" (mean), "iops" or "mb_s" (10^6 bytes a second)
+    published: float
+    source: str
+    independent: str    # what an independent review measured, or why it is not given
+
+
+@dataclass(frozen=True)
+class Result:
+    """What one simulated workload gave, and what it cost the host."""
+    requests: int
+    simulated_s: float
+    bytes: int
+    mean_latency_us: float
+    host_cpu_s: float
+    wall_s: float
+
+    @property
+    def iops(self) -> float:
+        return self.requests / self.simulated_s
+
+    @property
+    def mb_s(self) -> float:
+        return self.bytes / self.simulated_s / 1e6
+
+    def metric(self, name: str) -> float:
+        return {"latency_us": self.mean_latency_us, "iops": self.iops, "mb_s": self.mb_s}[name]
+
+
+# Samsung SSD 850 PRO 256 GB (configs/simplessd/samsung-850-pro-256gb.cfg).
+SPEC_850_PRO = ("Samsung's 850 PRO specification (256 GB), as reproduced in Ubergizmo's review "
+                "and Samsung's 2014 launch release (cdrinfo.com)")
+TOMS_850_PRO = ("Tom's Hardware, \"Samsung 850 Pro SSD Review: 3D Vertical NAND Hits Desktop "
+                "Storage\", 4 KB random read page")
+SAMSUNG_850_PRO_256 = (
+    Measurement("4 KiB random read, QD1", Workload("randread", "4K", 1, "16M"), "latency_us",
+                1e6 / 10_000, SPEC_850_PRO + ": 10,000 IOPS at QD1 (1 / IOPS)",
+                TOMS_850_PRO + ": \"right around 10,000 IOPS at a queue depth of one\""),
+    Measurement("4 KiB random write, QD1", Workload("randwrite", "4K", 1, "16M"), "latency_us",
+                1e6 / 36_000, SPEC_850_PRO + ": 36,000 IOPS at QD1 (1 / IOPS)",
+                "none found in the stored reviews"),
+    Measurement("4 KiB random read, QD32", Workload("randread", "4K", 32, "64M"), "iops",
+                100_000, SPEC_850_PRO + ": 100,000 IOPS at QD32",
+                TOMS_850_PRO + ": \"smoothly step up to 100,000 IOPS at a queue depth of 32\""),
+    Measurement("4 KiB random write, QD32", Workload("randwrite", "4K", 32, "64M"), "iops",
+                90_000, SPEC_850_PRO + ": 90,000 IOPS at QD32",
+                "Tom's Hardware (SM951 NVMe vs AHCI review, 2015): Samsung's figure is reached "
+                "fresh, not after Tom's preconditioning; no number given"),
+    Measurement("128 KiB sequential read, QD32", Workload("read", "128K", 32, "1G"), "mb_s",
+                550, SPEC_850_PRO + ": 550 MB/s",
+                "CrystalDiskMark 551.4 MB/s for the 256 GB, 512 GB and 1 TB drives "
+                "(cloudycircuitry.blogspot.com, 2015-05, \"samsungssd850pro256gb-512gb-and-1tb\")"),
+    Measurement("128 KiB sequential write, QD32", Workload("write", "128K", 32, "2G"), "mb_s",
+                520, SPEC_850_PRO + ": 520 MB/s (256 GB, 512 GB, 1 TB)",
+                "none found in the stored reviews"),
+)
+DRIVE_MEASUREMENTS = {"samsung-850-pro-256gb": SAMSUNG_850_PRO_256}
+
+
+def drive_config(name: str) -> Path:
+    """configs/simplessd/NAME.cfg, refused naming the drives there when it does not exist."""
+    path = DRIVES / f"{name}.cfg"
+    if not path.is_file():
+        known = sorted(p.stem for p in DRIVES.glob("*.cfg"))
+        raise StudyError(f"no SimpleSSD drive '{name}': configs/simplessd/ has "
+                         f"{', '.join(known) or 'none'}")
+    return path
+
+
+def simulation_config(workload: Workload) -> str:
+    """SimpleSSD-Standalone's own configuration for one run of `workload` (its [global]
+    and [generator] sections; the drive is the other file)."""
+    if workload.pattern not in ("read", "write", "randread", "randwrite"):
+        raise StudyError(f"workload pattern '{workload.pattern}': use read, write, randread "
+                         f"or randwrite")
+    if not 1 <= workload.depth <= 32:
+        raise StudyError(f"queue depth {workload.depth}: SATA's NCQ allows 1 to 32")
+    return "\n".join([
+        "[global]",
+        "Mode = 0",                      # the request generator, not a trace
+        "LogPeriod = 0",
+        "LogFile = STDOUT",
+        "DebugLogFile =",
+        "LatencyLogFile = latency.csv",  # id, offset, length, latency (ps), a request a line
+        "ProgressPeriod = 0",
+        f"Interface = {INTERFACE_SATA}",
+        "Scheduler = 0",
+        "SubmissionLatency = 0",
+        "CompletionLatency = 0",
+        "[generator]",
+        f"io_size = {workload.io_size}",
+        f"readwrite = {workload.pattern}",
+        "rwmixread = 0.5",
+        f"blocksize = {workload.block}",
+        "blockalign =",
+        "iomode = async",
+        f"iodepth = {workload.depth}",
+        "offset = 0",
+        "size =",
+        "thinktime = 0",
+        f"randseed = {RANDOM_SEED}",
+        "time_based = 0",
+        "runtime = 0",
+        "",
+    ])
+
+
+def parse_run(stdout: str, latency_log: Path) -> tuple[int, float, int, float]:
+    """Requests, simulated seconds, bytes and mean latency (us) of one run, from the
+    generator's statistics and the latency log; a run without them is an error naming
+    what is missing."""
+    span = re.search(r"^Time \(ps\): (\d+) - (\d+)", stdout, re.M)
+    moved = re.search(r"^I/O \(bytes\): (\d+)", stdout, re.M)
+    if not span or not moved:
+        raise StudyError("SimpleSSD's output has no request generator statistics "
+                         "('Time (ps):' and 'I/O (bytes):'); its tail:\n" + stdout[-2000:])
+    latencies = [int(line.rsplit(",", 1)[1]) for line in
+                 latency_log.read_text().splitlines() if line.strip()]
+    if not latencies:
+        raise StudyError(f"{latency_log}: SimpleSSD logged no request")
+    simulated_s = (int(span[2]) - int(span[1])) / 1e12
+    return len(latencies), simulated_s, int(moved[1]), sum(latencies) / len(latencies) / 1e6
+
+
+def run_workload(binary: Path, drive: Path, workload: Workload, directory: Path) -> Result:
+    """One workload on one drive, in `directory` (its configuration, output and log)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    sim = directory / "simulation.cfg"
+    sim.write_text(simulation_config(workload))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    proc = subprocess.run([str(binary), str(sim), str(drive), str(directory)],
+                          cwd=directory, capture_output=True, text=True)
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    (directory / "stdout.txt").write_text(proc.stdout)
+    (directory / "stderr.txt").write_text(proc.stderr)
+    if proc.returncode != 0:
+        raise StudyError(f"SimpleSSD exited {proc.returncode} on {drive.name} with {workload}; "
+                         f"its output is in {directory}:\n{proc.stderr[-2000:]}")
+    requests, simulated_s, moved, latency_us = parse_run(proc.stdout, directory / "latency.csv")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Result(requests, simulated_s, moved, latency_us, cpu, wall)
+
+
+def error(result: Result, measurement: Measurement) -> float:
+    """(simulated - published) / published."""
+    return result.metric(measurement.metric) / measurement.published - 1
+
+
+def workers() -> int:
+    return os.cpu_count() or 1
