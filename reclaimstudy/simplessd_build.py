@@ -185,7 +185,7 @@ def _build(tree: Path, inputs: dict, key: str, work: Path, jobs: int) -> SimpleS
     build_dir = work / "build"
     build_dir.mkdir(parents=True)
     console.print(f"SimpleSSD {key}: cmake and make -j{jobs} (log in {work}/build.log; "
-                  f"about 3 CPU-minutes)")
+                  f"about 2.5 CPU-minutes)")
     run_logged(["cmake", "-DCMAKE_BUILD_TYPE=Release", str(built.tree)], cwd=build_dir,
                log_path=work / "cmake.log", label="SimpleSSD cmake")
     steps = run_logged(["make", f"-j{jobs}"], cwd=build_dir, log_path=work / "build.log",

@@ -11,7 +11,6 @@ reaching it. Published queue-depth-1 latencies are 1 / IOPS of the maker's QD1 f
 which also holds the test machine's own I/O stack (a few microseconds).
 """
 
-import os
 import re
 import resource
 import subprocess
@@ -191,6 +190,3 @@ def error(result: Result, measurement: Measurement) -> float:
     """(simulated - published) / published."""
     return result.metric(measurement.metric) / measurement.published - 1
 
-
-def workers() -> int:
-    return os.cpu_count() or 1
