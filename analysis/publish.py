@@ -17,9 +17,9 @@ from analysis.report import FINDINGS, PUBLISHED, write_report
 from analysis.table import SET_ASIDE_BEFORE, export, export_paths, folder_table
 from reclaimstudy import carry, sweeplog
 from reclaimstudy.errors import StudyError
-from reclaimstudy.locks import exclusive
 from reclaimstudy.record import PARTIAL, partial_name, published_runs
-from reclaimstudy.swapdir import replace_dir
+from reclaimstudy.util.locks import exclusive
+from reclaimstudy.util.swapdir import replace_dir
 
 # What the table cannot hold: the runs set aside when it was made (report/published.json).
 COUNTS = "published.json"

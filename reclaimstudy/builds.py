@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reclaimstudy import hostdeps
 from reclaimstudy.errors import StudyError
+from reclaimstudy.util import hostdeps
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,8 @@ from pathlib import Path
 
 from reclaimstudy.errors import StudyError
 from reclaimstudy.gem5_segments import COMPLETE, DISK_LOST, saved_progress, saved_segments
-from reclaimstudy.progress import console
 from reclaimstudy.record import CHECKPOINTS, this_host
+from reclaimstudy.util.progress import console
 
 IN_FLIGHT = "in-flight"
 ARCHIVE = ".tar.xz"

@@ -12,8 +12,8 @@ from rich.text import Text
 from reclaimstudy.carry import DEFAULT_MIN_CPU_S
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import RESULTS
-from reclaimstudy.progress import console
 from reclaimstudy.sweep import STATUS_EVERY_S
+from reclaimstudy.util.progress import console
 
 
 def cmd_kernel(args) -> int:

@@ -29,9 +29,9 @@ from reclaimstudy import record, runs, slurm, sweeplog
 from reclaimstudy.backends import get_backend
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import REPO
-from reclaimstudy.progress import console
 from reclaimstudy.studies import Study, load_study
 from reclaimstudy.sweep import OVERHEAD_MIB, check_same_bytes, repeated_builds
+from reclaimstudy.util.progress import console
 
 SLURM_DIR = ".slurm"
 STATES = ("done", "failed", "queued", "running", "not run")

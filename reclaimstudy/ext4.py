@@ -5,9 +5,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from reclaimstudy import hostdeps
 from reclaimstudy.errors import StudyError
 from reclaimstudy.reproducible import ATIME, EPOCH
+from reclaimstudy.util import hostdeps
 
 
 def _fixed_clock() -> dict:

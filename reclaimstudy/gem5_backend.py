@@ -16,21 +16,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reclaimstudy import gem5_stats
-from reclaimstudy.record import run_seed
 from reclaimstudy.backends import Backend, Outcome, Prepared
 from reclaimstudy.builds import compilers_of, links_tcmalloc
 from reclaimstudy.errors import StudyError
 from reclaimstudy.gem5_checkpoint import drive_state, lower_interrupt_pins
 from reclaimstudy.gem5_segments import CONSOLE, backlog_max, run_segmented
-from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.guest import kernel_cmdline
+from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.image import Image, build_image, image_inputs, image_key, image_record
 from reclaimstudy.kernel import Kernel, build_kernel, configured_hz, current_kernel_key
-from reclaimstudy.locks import exclusive
 from reclaimstudy.paths import CONFIGS, cache_dir
-from reclaimstudy.progress import console
-from reclaimstudy.subprocesses import run_measured
+from reclaimstudy.record import run_seed
 from reclaimstudy.systems import DisksimTiming, System
+from reclaimstudy.util.locks import exclusive
+from reclaimstudy.util.progress import console
+from reclaimstudy.util.subprocesses import run_measured
 
 NAME = "gem5"
 CONFIG_SCRIPT = CONFIGS / "gem5" / "reclaim_fs.py"

@@ -23,14 +23,14 @@ import shutil
 import time
 from pathlib import Path
 
-from reclaimstudy import hostdeps
 from reclaimstudy.builds import (CachedBuild, Series, build_facts, expected_steps,
                                  links_tcmalloc, patch_failure, read_patch_series)
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
-from reclaimstudy.locks import exclusive
 from reclaimstudy.paths import GEM5_PATCHES, cache_dir
-from reclaimstudy.progress import console, run_logged
+from reclaimstudy.util import hostdeps
+from reclaimstudy.util.locks import exclusive
+from reclaimstudy.util.progress import console, run_logged
 
 SERIES = GEM5_PATCHES / "series"
 VARIANTS = ("opt", "fast")

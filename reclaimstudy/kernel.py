@@ -14,15 +14,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reclaimstudy import hostdeps
 from reclaimstudy.builds import build_facts, expected_steps, patch_failure
 from reclaimstudy.discard import discard_tree
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
-from reclaimstudy.locks import exclusive
 from reclaimstudy.paths import KERNEL_PATCHES, cache_dir
-from reclaimstudy.progress import console, run_logged
 from reclaimstudy.reproducible import kernel_build_env
+from reclaimstudy.util import hostdeps
+from reclaimstudy.util.locks import exclusive
+from reclaimstudy.util.progress import console, run_logged
 
 SOURCE_PACKAGE = "linux-source-6.1"
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")

@@ -11,11 +11,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reclaimstudy import hostdeps
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import cache_dir
-from reclaimstudy.progress import console
-from reclaimstudy.subprocesses import supervised
+from reclaimstudy.util import hostdeps
+from reclaimstudy.util.progress import console
+from reclaimstudy.util.subprocesses import supervised
 
 QEMU = "qemu-system-x86_64"
 # The kernel prints this early; seeing it proves the accelerator runs the guest.

@@ -18,13 +18,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reclaimstudy import hostdeps, record
+from reclaimstudy import record
 from reclaimstudy.backends import Backend, Prepared
 from reclaimstudy.console import ConsoleResult, parse_console_file
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import RESULTS
 from reclaimstudy.policies import Policy
 from reclaimstudy.systems import System
+from reclaimstudy.util import hostdeps
 from reclaimstudy.workloads import Workload
 
 

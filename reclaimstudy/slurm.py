@@ -10,8 +10,8 @@ job ids; the tasks record theirs when they start (cluster.py), so both map back.
 import subprocess
 from dataclasses import dataclass
 
-from reclaimstudy import hostdeps
 from reclaimstudy.errors import StudyError
+from reclaimstudy.util import hostdeps
 
 # Slurm's words for a job that ended without completing, and what they mean for a run.
 ENDED = {

@@ -16,13 +16,14 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reclaimstudy import estimate, gem5_segments, record, runs, subprocesses, sweeplog
+from reclaimstudy import estimate, gem5_segments, record, runs, sweeplog
 from reclaimstudy.backends import get_backend
 from reclaimstudy.console import parse_console_file
 from reclaimstudy.errors import StudyError
 from reclaimstudy.look_gate import LookGate
-from reclaimstudy.progress import console
 from reclaimstudy.studies import Study
+from reclaimstudy.util import subprocesses
+from reclaimstudy.util.progress import console
 
 # Host memory one simulation takes beyond its guest's memory (measured with a 128 MiB
 # guest: gem5 peaked at 796 MiB atomic, 814 timing, 1018 O3; QEMU TCG ~100 MiB above).

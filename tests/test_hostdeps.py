@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from reclaimstudy import hostdeps
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import REPO
+from reclaimstudy.util import hostdeps
 
 SUBPROCESS_CALLS = {"run", "Popen", "check_output", "check_call", "call"}
 

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from reclaimstudy import hostdeps
 from reclaimstudy import kernel as k
 from reclaimstudy import policies
 from reclaimstudy.errors import StudyError
+from reclaimstudy.util import hostdeps
 from tests.guestkit import boot_to_done, busybox_image, static_binary
 
 GUEST = Path(__file__).parent / "guest"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from reclaimstudy import subprocesses
-from reclaimstudy.subprocesses import Interrupted, run_measured, supervised
+from reclaimstudy.util import subprocesses
+from reclaimstudy.util.subprocesses import Interrupted, run_measured, supervised
 
 # Two seconds each: on these VMs a Python that only sleeps can still be charged up to
 # ~0.7 CPU-s for starting up (page faults into a fresh guest), so the margins are wide.

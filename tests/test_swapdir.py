@@ -1,7 +1,7 @@
 """Replacing a folder in one step (the published study, while timers and people read it)."""
 
-from reclaimstudy import swapdir
-from reclaimstudy.swapdir import replace_dir
+from reclaimstudy.util import swapdir
+from reclaimstudy.util.swapdir import replace_dir
 
 
 def _folder(path, text):

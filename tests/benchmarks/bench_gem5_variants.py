@@ -21,7 +21,7 @@ from pathlib import Path
 from analysis.gem5stats import simulated_values
 from reclaimstudy.gem5_backend import CONFIG_SCRIPT
 from reclaimstudy.paths import REPO
-from reclaimstudy.subprocesses import run_measured
+from reclaimstudy.util.subprocesses import run_measured
 
 def main(opt: str, fast: str, system: str, workload: str, params: list[str]):
     results = Path(tempfile.mkdtemp(prefix="bench-variants-"))

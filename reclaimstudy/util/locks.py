@@ -4,7 +4,7 @@ import fcntl
 from contextlib import contextmanager
 from pathlib import Path
 
-from reclaimstudy.progress import console
+from reclaimstudy.util.progress import console
 
 
 @contextmanager
