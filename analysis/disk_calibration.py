@@ -2,7 +2,7 @@
 
     python -m analysis.disk_calibration RUN_DIR[:NULL_RUN_DIR] ...   # a Markdown table
 
-The prediction (reclaimstudy/disk_model.py) comes from the parameters recorded in the
+The prediction (reclaimstudy/config/disk_model.py) comes from the parameters recorded in the
 run's identity; for swap-out it takes the write commands the swap disk received in
 that phase (from the model's own statistics) and prices them with the parameters.
 """
@@ -15,9 +15,9 @@ from pydantic import TypeAdapter
 
 from analysis.gem5stats import select_values
 from analysis.records import read_events, workload_metrics
-from reclaimstudy import disk_model
-from reclaimstudy.systems import DiskTiming
-from reclaimstudy.workloads import get_workload
+from reclaimstudy.config import disk_model
+from reclaimstudy.config.systems import DiskTiming
+from reclaimstudy.config.workloads import get_workload
 
 PHASES = ("random", "sequential", "random-write", "sequential-write", "swap-out")
 # Metrics whose guest work runs while the disk works: reclaim goes on unmapping and

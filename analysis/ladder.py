@@ -16,8 +16,8 @@ import pandas as pd
 from analysis.compare import compare
 from analysis.seeds import reproduction
 from analysis.verdicts import short
+from reclaimstudy.config.verdict_rules import VerdictRules
 from reclaimstudy.record import PublishedRun
-from reclaimstudy.verdict_rules import VerdictRules
 
 KEY = ["experiment", "what"]
 

@@ -4,7 +4,7 @@ workload declares its own in its meta.toml [metrics])."""
 
 import re
 
-from reclaimstudy.metrics import MetricSpec
+from reclaimstudy.config.metrics import MetricSpec
 
 
 def _count(name: str, unit: str, help: str, better: str = "lower") -> MetricSpec:

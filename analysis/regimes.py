@@ -5,8 +5,8 @@ plain number for a metric that is not a size."""
 import pandas as pd
 
 from analysis.metrics import GUEST_MEMORY
+from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.record import PublishedRun
-from reclaimstudy.workloads import get_workload
 
 COLUMNS = ["run_id", "experiment", "backend", "system", "policy", "repetition", "metric",
            "value", "required", "multiple", "at_least", "per_memory", "in_regime", "why",

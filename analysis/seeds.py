@@ -8,10 +8,10 @@ import pandas as pd
 from analysis.idle_sweep import windows
 from analysis.paired import paired
 from analysis.verdicts import Rules, judge, untestable
+from reclaimstudy.config.tomlfile import check_keys, load
+from reclaimstudy.config.workloads import load_workloads
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import CONFIGS
-from reclaimstudy.tomlfile import check_keys, load
-from reclaimstudy.workloads import load_workloads
 
 SEEDS_FILE = CONFIGS / "seeds.toml"
 # The comparison none of the seeds had: where an experiment also ran it, the table

@@ -22,7 +22,7 @@ from analysis.paired import EQUIVALENT, REPRODUCED, REVERSED
 from analysis.seeds import reproduction
 from analysis.sequential import holm_decisions
 from analysis.verdicts import short
-from reclaimstudy.verdict_rules import VerdictRules
+from reclaimstudy.config.verdict_rules import VerdictRules
 
 KEY = ["experiment", "what", "backend", "system"]
 

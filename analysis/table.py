@@ -20,11 +20,11 @@ from analysis.metrics import (BLOCK_WEIGHTS, CLOCK_KEY, CLOCK_PERIOD, DISK_JUMPS
                               RECLAIM_EFFICIENCY, TICKS_PER_SECOND, VMSTAT, VMSTAT_LEVELS,
                               VMSTAT_START_LEVELS)
 from analysis.records import phase_spans, phase_vmstat_deltas, read_events, workload_metrics
+from reclaimstudy.config.metrics import MetricSpec
+from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
 from reclaimstudy.gem5_stats import partial_blocks, phase_groups
-from reclaimstudy.metrics import MetricSpec
 from reclaimstudy.record import PublishedRun, published_runs
-from reclaimstudy.workloads import get_workload
 
 # artefacts: which guest and simulator (record.artefacts_key); setup: everything but the
 # policy and the repetition (record.setup_key); cell: everything but the repetition

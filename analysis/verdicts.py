@@ -22,7 +22,7 @@ import numpy as np
 from scipy import stats
 
 from analysis.paired import EQUIVALENT, REPRODUCED, REVERSED, Paired
-from reclaimstudy.verdict_rules import VerdictRules as Rules
+from reclaimstudy.config.verdict_rules import VerdictRules as Rules
 
 OUT_OF_REGIME = "untestable here: every run out of the seed's regime"
 METHODS = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no adjustment"}

@@ -60,8 +60,8 @@ def cmd_simplessd(args) -> int:
 
 
 def cmd_image(args) -> int:
+    from reclaimstudy.config.systems import get_system
     from reclaimstudy.image import build_image
-    from reclaimstudy.systems import get_system
 
     built = build_image(get_system(args.system), force=args.force)
     print(built.directory)
@@ -70,9 +70,9 @@ def cmd_image(args) -> int:
 
 def cmd_boot(args) -> int:
     from reclaimstudy import gem5_backend
+    from reclaimstudy.config.systems import get_system
     from reclaimstudy.image import build_image
     from reclaimstudy.kernel import build_kernel
-    from reclaimstudy.systems import get_system
 
     system = get_system(args.system)
     gem5 = gem5_backend.find_gem5()
@@ -103,10 +103,10 @@ def parse_params(pairs: list[str]) -> dict:
 def cmd_run(args) -> int:
     from reclaimstudy import runs
     from reclaimstudy.backends import get_backend
-    from reclaimstudy.policies import get_policy
+    from reclaimstudy.config.policies import get_policy
+    from reclaimstudy.config.systems import get_system
+    from reclaimstudy.config.workloads import get_workload
     from reclaimstudy.record import read_run
-    from reclaimstudy.systems import get_system
-    from reclaimstudy.workloads import get_workload
 
     backend = get_backend(args.backend)
     workload = get_workload(args.workload)
@@ -220,8 +220,8 @@ def cmd_pairs(args) -> int:
 
 def cmd_replay(args) -> int:
     from analysis.sequential_replay import format_replay, replay_published
+    from reclaimstudy.config.verdict_rules import verdict_rules
     from reclaimstudy.studies import load_study
-    from reclaimstudy.verdict_rules import verdict_rules
 
     study = load_study(args.study)
     looks = args.looks or study.verdicts.looks

@@ -19,18 +19,18 @@ from pathlib import Path
 
 import numpy as np
 
+from reclaimstudy.config.systems import System
+from reclaimstudy.config.tomlfile import load
+from reclaimstudy.config.workloads import GUEST_DATA, load_workloads
 from reclaimstudy.discard import discard_tree
 from reclaimstudy.errors import StudyError
 from reclaimstudy.ext4 import make_ext4
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.paths import DISK_IMAGES, REPO, WORKLOADS, cache_dir
 from reclaimstudy.reproducible import EPOCH
-from reclaimstudy.systems import System
-from reclaimstudy.tomlfile import load
 from reclaimstudy.util import hostdeps
 from reclaimstudy.util.locks import exclusive
 from reclaimstudy.util.progress import console, run_logged
-from reclaimstudy.workloads import GUEST_DATA, load_workloads
 
 ROOTFS_SPEC = DISK_IMAGES / "rootfs.toml"
 GUEST_RUNTIME = DISK_IMAGES / "guest"

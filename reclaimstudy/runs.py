@@ -20,13 +20,13 @@ from pathlib import Path
 
 from reclaimstudy import record
 from reclaimstudy.backends import Backend, Prepared
+from reclaimstudy.config.policies import Policy
+from reclaimstudy.config.systems import System
+from reclaimstudy.config.workloads import Workload
 from reclaimstudy.console import ConsoleResult, parse_console_file
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import RESULTS
-from reclaimstudy.policies import Policy
-from reclaimstudy.systems import System
 from reclaimstudy.util import hostdeps
-from reclaimstudy.workloads import Workload
 
 
 @dataclass(frozen=True)

@@ -4,15 +4,15 @@ import fnmatch
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from reclaimstudy.config.policies import get_policy, load_policies
+from reclaimstudy.config.systems import get_system, system_names
+from reclaimstudy.config.tomlfile import check_keys, load
+from reclaimstudy.config.verdict_rules import VerdictRules, verdict_rules
+from reclaimstudy.config.workloads import get_workload, workload_dirs
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import CONFIGS
-from reclaimstudy.policies import get_policy, load_policies
 from reclaimstudy.record import point_key
 from reclaimstudy.runs import RunSpec
-from reclaimstudy.systems import get_system, system_names
-from reclaimstudy.tomlfile import check_keys, load
-from reclaimstudy.verdict_rules import VerdictRules, verdict_rules
-from reclaimstudy.workloads import get_workload, workload_dirs
 
 STUDIES_DIR = CONFIGS / "studies"
 
@@ -48,7 +48,7 @@ class Study:
     # they name first, in the order of the first pattern each matches. So a sweep of the
     # bare study name, on any machine, goes on in the order its authors chose.
     order: tuple[str, ...] = ()
-    # How the report judges the study's rows ([verdicts]: reclaimstudy/verdict_rules.py).
+    # How the report judges the study's rows ([verdicts]: reclaimstudy/config/verdict_rules.py).
     verdicts: VerdictRules = VerdictRules()
 
     def select(self, patterns: list[str]) -> "Study":

@@ -5,8 +5,8 @@ import json
 from pathlib import Path
 
 from reclaimstudy import record as rec
-from reclaimstudy.policies import get_policy
-from reclaimstudy.systems import get_system
+from reclaimstudy.config.policies import get_policy
+from reclaimstudy.config.systems import get_system
 
 QEMU_ARTEFACTS = {"kernel": "k1", "image": "i1"}
 GEM5_ARTEFACTS = {"kernel": "k1", "image": "i1", "gem5": "g1", "checkpoint": "c1"}

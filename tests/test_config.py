@@ -4,9 +4,9 @@ import re
 
 import pytest
 
-from reclaimstudy import disk_model, policies, systems, workloads
-from reclaimstudy.errors import StudyError
 from reclaimstudy.cli import parse_params
+from reclaimstudy.config import disk_model, policies, systems, workloads
+from reclaimstudy.errors import StudyError
 
 
 def test_every_policy_loads_with_all_knobs_filled_in():
@@ -202,7 +202,7 @@ def test_allowed_values_are_the_ones_the_gem5_script_builds():
     ({"unit": "s", "kind": "time"}, r"missing key\(s\) better"),
 ])
 def test_a_metric_declaration_is_checked(entry, message):
-    from reclaimstudy.metrics import parse_metric
+    from reclaimstudy.config.metrics import parse_metric
     with pytest.raises(StudyError, match=message):
         parse_metric("m", entry, "meta.toml [metrics.m]")
 

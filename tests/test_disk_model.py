@@ -1,11 +1,11 @@
-"""The disk prediction (reclaimstudy/disk_model.py): the arithmetic the calibration
+"""The disk prediction (reclaimstudy/config/disk_model.py): the arithmetic the calibration
 test holds gem5's measurements against, checked against its own definitions."""
 
 import numpy as np
 import pytest
 
-from reclaimstudy import disk_model
-from reclaimstudy.systems import get_system
+from reclaimstudy.config import disk_model
+from reclaimstudy.config.systems import get_system
 
 HDD = get_system("desktop-hdd-128").disk.timing
 SSD = get_system("desktop-ssd-128").disk.timing

@@ -22,10 +22,10 @@ import pytest
 from analysis.gem5stats import select_values
 from analysis.records import read_events
 from reclaimstudy import disksim_build, disksim_validation, gem5_backend, gem5_build, runs
+from reclaimstudy.config.policies import get_policy
+from reclaimstudy.config.systems import DisksimTiming, get_system
+from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
-from reclaimstudy.policies import get_policy
-from reclaimstudy.systems import DisksimTiming, get_system
-from reclaimstudy.workloads import get_workload
 
 PROFILE = "desktop-disksim-ibm18es-64"
 HARNESS = Path(__file__).parent / "disksim" / "replay.cc"

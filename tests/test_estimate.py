@@ -3,10 +3,10 @@
 import pytest
 
 from reclaimstudy import record, runs
+from reclaimstudy.config.policies import get_policy
+from reclaimstudy.config.systems import get_system
+from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.estimate import cost_book, duration, remaining_seconds
-from reclaimstudy.policies import get_policy
-from reclaimstudy.systems import get_system
-from reclaimstudy.workloads import get_workload
 from tests.runfactory import make_record, write_run
 
 

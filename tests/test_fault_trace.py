@@ -4,10 +4,10 @@ import pytest
 
 from analysis import fault_trace
 from reclaimstudy import record
+from reclaimstudy.config.policies import get_policy
+from reclaimstudy.config.systems import get_system
+from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.runs import RunSpec, job_text
-from reclaimstudy.policies import get_policy
-from reclaimstudy.systems import get_system
-from reclaimstudy.workloads import get_workload
 
 CONSOLE = """\
 TRACE: ino exe=6097 dat=6098 stream=6099

@@ -11,10 +11,10 @@ import pytest
 from analysis.gem5stats import block_values, parse_stats, simulated_values
 from analysis.records import read_events
 from reclaimstudy import gem5_backend, runs
+from reclaimstudy.config.policies import get_policy
+from reclaimstudy.config.systems import get_system
+from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
-from reclaimstudy.policies import get_policy
-from reclaimstudy.systems import get_system
-from reclaimstudy.workloads import get_workload
 
 needs_gem5 = pytest.mark.skipif(
     not os.environ.get("GEM5"),

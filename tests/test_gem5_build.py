@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from reclaimstudy import gem5_backend, gem5_build
+from reclaimstudy.config.systems import get_system
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256
-from reclaimstudy.systems import get_system
 
 SOURCE = os.environ.get("GEM5_SOURCE")
 needs_source = pytest.mark.skipif(

@@ -116,7 +116,7 @@ def test_a_checkpoint_from_a_gem5_without_0004_has_no_drive_state(tmp_path):
 def test_boots_of_two_drive_models_are_two_checkpoints():
     """0004 keeps the drive's state in the boot checkpoint: a run may take it over only
     onto the same drive (desktop-hdd-64 and desktop-hdd2001-64 differ only there)."""
-    from reclaimstudy.systems import get_system
+    from reclaimstudy.config.systems import get_system
 
     def key(name):
         return gem5_backend._checkpoint_key("sim", "kernel", "image", 250, get_system(name))

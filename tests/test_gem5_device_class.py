@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from reclaimstudy import gem5_backend, runs
+from reclaimstudy.config.policies import get_policy
+from reclaimstudy.config.systems import (DisksimTiming, FlashTiming, HddTiming, get_system,
+                                  system_names)
+from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
 from reclaimstudy.guest import DEVICES
-from reclaimstudy.policies import get_policy
-from reclaimstudy.systems import (DisksimTiming, FlashTiming, HddTiming, get_system,
-                                  system_names)
-from reclaimstudy.workloads import get_workload
 
 
 def test_every_profile_says_what_its_drive_reports_and_how_the_guest_sees_it():

@@ -12,11 +12,11 @@ from analysis.gem5stats import select_values
 from analysis.records import read_events
 from analysis.table import gem5_rows
 from reclaimstudy import gem5_backend, runs
-from reclaimstudy.disk_model import null_disk
+from reclaimstudy.config.disk_model import null_disk
+from reclaimstudy.config.policies import get_policy
+from reclaimstudy.config.systems import get_system
+from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
-from reclaimstudy.policies import get_policy
-from reclaimstudy.systems import get_system
-from reclaimstudy.workloads import get_workload
 
 
 def _patched_gem5_reason() -> str | None:

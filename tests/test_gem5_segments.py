@@ -9,13 +9,13 @@ import pytest
 
 from analysis.table import gem5_rows, join_blocks
 from reclaimstudy import gem5_segments
+from reclaimstudy.config.policies import get_policy
+from reclaimstudy.config.systems import get_system
+from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
 from reclaimstudy.gem5_stats import BEGIN, END, PARTIAL_FILE, blocks_problem, phase_groups
-from reclaimstudy.policies import get_policy
 from reclaimstudy.runs import RunSpec, run_identity
 from reclaimstudy.studies import parse_study
-from reclaimstudy.systems import get_system
-from reclaimstudy.workloads import get_workload
 
 
 def block(**values) -> str:

@@ -5,7 +5,7 @@ import pandas as pd
 
 from analysis.idle_sweep import idle_sweeps
 from analysis.table import current_runs, runs_table, study_runs
-from reclaimstudy.workloads import get_workload
+from reclaimstudy.config.workloads import get_workload
 from tests.runfactory import make_record, write_run
 
 

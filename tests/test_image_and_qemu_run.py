@@ -9,15 +9,15 @@ import pytest
 
 from reclaimstudy import kernel as k
 from reclaimstudy import runs
+from reclaimstudy.config.policies import KNOBS, get_policy
+from reclaimstudy.config.systems import get_system
+from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import json_sha256
 from reclaimstudy.image import build_image
-from reclaimstudy.policies import KNOBS, get_policy
 from reclaimstudy.qemu_backend import QemuBackend
 from reclaimstudy.record import PARTIAL
-from reclaimstudy.systems import get_system
 from reclaimstudy.util import hostdeps
-from reclaimstudy.workloads import get_workload
 
 pytestmark = pytest.mark.slow
 

@@ -6,13 +6,13 @@ from pathlib import Path
 import pytest
 
 from reclaimstudy import kernel as k
-from reclaimstudy import policies
+from reclaimstudy.config import policies
 from reclaimstudy.errors import StudyError
 from reclaimstudy.util import hostdeps
 from tests.guestkit import boot_to_done, busybox_image, static_binary
 
 GUEST = Path(__file__).parent / "guest"
-# What the guest must read back: the defaults reclaimstudy/policies.py assumes.
+# What the guest must read back: the defaults reclaimstudy/config/policies.py assumes.
 KNOBS = {name: str(default) for name, (_, _, default) in policies.KNOBS.items()}
 
 

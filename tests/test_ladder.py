@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from analysis.ladder import compare_rungs, format_ladder
-from reclaimstudy.systems import get_system
-from reclaimstudy.verdict_rules import VerdictRules
+from reclaimstudy.config.systems import get_system
+from reclaimstudy.config.verdict_rules import VerdictRules
 from tests.runfactory import ebizzy_table
 
 

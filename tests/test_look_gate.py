@@ -9,8 +9,8 @@ import pandas as pd
 
 from analysis.sequential_replay import complete_pairs, stopped_experiments
 from reclaimstudy import look_gate, runs, sweep
+from reclaimstudy.config.verdict_rules import VerdictRules
 from reclaimstudy.studies import load_study
-from reclaimstudy.verdict_rules import VerdictRules
 from tests.runfactory import ebizzy_table
 from tests.test_sweep_prepare import Backend, executed
 

@@ -11,8 +11,8 @@ from scipy import stats
 
 from analysis.regimes import regime_checks
 from analysis.table import current_runs, runs_table, study_runs
+from reclaimstudy.config.workloads import get_workload, parse_workload
 from reclaimstudy.errors import StudyError
-from reclaimstudy.workloads import get_workload, parse_workload
 from tests.runfactory import make_record, write_run
 
 

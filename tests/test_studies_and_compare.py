@@ -238,7 +238,7 @@ def test_a_seed_claim_must_name_a_declared_metric_phase_and_unit(tmp_path, chang
 
 
 def test_an_undeclared_metric_from_a_parser_is_an_error(tmp_path):
-    from reclaimstudy.workloads import get_workload
+    from reclaimstudy.config.workloads import get_workload
     with pytest.raises(StudyError, match="reports metric 'speed', which its meta.toml does not "
                                          "declare; declared: read_s, anon_s"):
         get_workload("smoke").metric("speed")

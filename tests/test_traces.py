@@ -8,10 +8,10 @@ import pytest
 
 from analysis import trace_counts
 from analysis.records import phase_vmstat_deltas, read_events
-from reclaimstudy.policies import get_policy
+from reclaimstudy.config.policies import get_policy
+from reclaimstudy.config.systems import get_system
+from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.runs import RunSpec
-from reclaimstudy.systems import get_system
-from reclaimstudy.workloads import get_workload
 
 
 def _traced_run(tmp_path, workload_name, params, trace):

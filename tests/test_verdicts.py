@@ -9,8 +9,8 @@ import pytest
 
 from analysis.paired import EQUIVALENT, paired
 from analysis.verdicts import OUT_OF_REGIME, adjust, confidences, judge, untestable
+from reclaimstudy.config.verdict_rules import VerdictRules, verdict_rules
 from reclaimstudy.errors import StudyError
-from reclaimstudy.verdict_rules import VerdictRules, verdict_rules
 
 
 def test_holm_and_benjamini_hochberg_adjust_as_written():

@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 
 from analysis.records import workload_metrics
-from reclaimstudy.errors import StudyError
 from reclaimstudy import runs
-from reclaimstudy.qemu_backend import QemuBackend
+from reclaimstudy.config.policies import get_policy
+from reclaimstudy.config.systems import get_system
+from reclaimstudy.config.workloads import get_workload, load_workloads
 from reclaimstudy.console import parse_console
+from reclaimstudy.errors import StudyError
 from reclaimstudy.image import write_data_file
 from reclaimstudy.paths import REPO, WORKLOADS
-from reclaimstudy.policies import get_policy
-from reclaimstudy.systems import get_system
-from reclaimstudy.workloads import get_workload, load_workloads
+from reclaimstudy.qemu_backend import QemuBackend
 
 SEED_WORKLOADS = ["thrash", "mmap-seq", "desktop-launch", "hot-stream", "lazyfree", "make-grep"]
 ALL_WORKLOADS = SEED_WORKLOADS + ["disk-calib", "pte-flags"]
@@ -369,7 +369,7 @@ def test_disk_calib_never_writes_a_swap_device_outside_a_guest(programs, data):
 
 
 def test_a_pause_must_be_one_of_the_workloads_phases(tmp_path):
-    from reclaimstudy.workloads import parse_workload
+    from reclaimstudy.config.workloads import parse_workload
     directory = tmp_path / "demo"
     directory.mkdir()
     (directory / "run").write_text("#!/bin/sh\n")

@@ -10,11 +10,11 @@ from pathlib import Path
 
 from analysis.disk_calibration import markdown
 from reclaimstudy import gem5_backend, runs
-from reclaimstudy.disk_model import null_disk
+from reclaimstudy.config.disk_model import null_disk
+from reclaimstudy.config.policies import get_policy
+from reclaimstudy.config.systems import get_system
+from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.paths import RESULTS
-from reclaimstudy.policies import get_policy
-from reclaimstudy.systems import get_system
-from reclaimstudy.workloads import get_workload
 
 STUDY = "disk-calibration"
 

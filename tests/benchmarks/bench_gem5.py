@@ -20,9 +20,9 @@ from analysis.gem5stats import block_values, parse_stats
 from analysis.metrics import GEM5
 from reclaimstudy import gem5_backend, runs
 from reclaimstudy.cli import parse_params
-from reclaimstudy.policies import get_policy
-from reclaimstudy.systems import get_system
-from reclaimstudy.workloads import get_workload
+from reclaimstudy.config.policies import get_policy
+from reclaimstudy.config.systems import get_system
+from reclaimstudy.config.workloads import get_workload
 
 CACHES = {"hierarchy": "private-l1-private-l2", "l1d": "32KiB", "l1i": "32KiB", "l2": "1MiB"}
 

@@ -3,7 +3,7 @@
 from statistics import mean
 
 from analysis.records import Metric, with_phases
-from reclaimstudy.workloads import PAGES_PER_MIB
+from reclaimstudy.config.workloads import PAGES_PER_MIB
 
 
 def metrics(events):

@@ -13,10 +13,10 @@ from typing import Annotated, Literal
 from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError,
                       model_validator)
 
+from reclaimstudy.config.tomlfile import config_error, load, number, one_of, whole_number
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256
 from reclaimstudy.paths import CONFIGS
-from reclaimstudy.tomlfile import config_error, load, number, one_of, whole_number
 
 SYSTEMS_DIR = CONFIGS / "systems"
 # Our DiskSim parameter files ([disk.timing] model = "disksim"): each sources its drive's

@@ -9,11 +9,11 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from reclaimstudy.config.metrics import MetricSpec, parse_metric
+from reclaimstudy.config.policies import load_policies
+from reclaimstudy.config.tomlfile import check_keys, load
 from reclaimstudy.errors import StudyError
-from reclaimstudy.metrics import MetricSpec, parse_metric
 from reclaimstudy.paths import WORKLOADS
-from reclaimstudy.policies import load_policies
-from reclaimstudy.tomlfile import check_keys, load
 
 GUEST_DATA = "/usr/share/reclaim/data"
 NOT_WORKLOADS = {"lib", "tools", "build"}

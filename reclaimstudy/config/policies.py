@@ -5,9 +5,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from reclaimstudy.config.tomlfile import config_error, load, whole_number
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import CONFIGS
-from reclaimstudy.tomlfile import config_error, load, whole_number
 
 POLICIES_FILE = CONFIGS / "policies.toml"
 

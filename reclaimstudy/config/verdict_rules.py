@@ -15,7 +15,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
-from reclaimstudy.tomlfile import config_error, number, one_of
+from reclaimstudy.config.tomlfile import config_error, number, one_of
 
 MULTIPLICITY = ("holm", "bh", "none")
 SPENDING = ("obrien-fleming", "pocock")

@@ -8,7 +8,7 @@ import math
 
 from scipy import integrate
 
-from reclaimstudy.systems import FlashTiming, HddTiming
+from reclaimstudy.config.systems import FlashTiming, HddTiming
 
 SECTOR = 512
 # gem5's IdeDisk speaks 28-bit ATA: one command moves at most 256 sectors.
