@@ -17,7 +17,7 @@ from reclaimstudy.util.progress import console
 
 
 def cmd_kernel(args) -> int:
-    from reclaimstudy import kernel
+    from reclaimstudy.build import kernel
 
     built = kernel.build_kernel(jobs=args.jobs, force=args.force)
     print(built.directory)
@@ -25,7 +25,7 @@ def cmd_kernel(args) -> int:
 
 
 def cmd_gem5(args) -> int:
-    from reclaimstudy.gem5_build import build_gem5
+    from reclaimstudy.build.gem5 import build_gem5
     build = build_gem5(args.source, variant=args.variant, jobs=args.jobs, disksim=args.disksim)
     with_disksim = (f" and DiskSim {build.manifest['disksim']['key']}"
                     if build.manifest.get("disksim") else "")
@@ -35,7 +35,7 @@ def cmd_gem5(args) -> int:
 
 
 def cmd_disksim(args) -> int:
-    from reclaimstudy.disksim_build import build_disksim
+    from reclaimstudy.build.disksim import build_disksim
     build = build_disksim(args.source)
     m = build.manifest
     console.print(f"DiskSim {m['disksim_version']} built ({m['compiler']}, "
@@ -60,8 +60,8 @@ def cmd_simplessd(args) -> int:
 
 
 def cmd_image(args) -> int:
+    from reclaimstudy.build.image import build_image
     from reclaimstudy.config.systems import get_system
-    from reclaimstudy.image import build_image
 
     built = build_image(get_system(args.system), force=args.force)
     print(built.directory)
@@ -70,9 +70,9 @@ def cmd_image(args) -> int:
 
 def cmd_boot(args) -> int:
     from reclaimstudy import gem5_backend
+    from reclaimstudy.build.image import build_image
+    from reclaimstudy.build.kernel import build_kernel
     from reclaimstudy.config.systems import get_system
-    from reclaimstudy.image import build_image
-    from reclaimstudy.kernel import build_kernel
 
     system = get_system(args.system)
     gem5 = gem5_backend.find_gem5()

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from reclaimstudy import qemu
 from reclaimstudy.backends import Backend, Outcome, Prepared
+from reclaimstudy.build.image import build_image, image_inputs, image_key, image_record
+from reclaimstudy.build.kernel import build_kernel, current_kernel_key
 from reclaimstudy.guest import kernel_cmdline
-from reclaimstudy.image import build_image, image_inputs, image_key, image_record
-from reclaimstudy.kernel import build_kernel, current_kernel_key
 
 JOB_FW_CFG = "opt/reclaim/job"
 DEFAULT_TIMEOUT_S = 900.0

@@ -16,8 +16,8 @@ _background_kernel: dict = {}
 
 
 def pytest_collection_finish(session):
+    from reclaimstudy.build.kernel import kernel_is_cached
     from reclaimstudy.errors import StudyError
-    from reclaimstudy.kernel import kernel_is_cached
     from reclaimstudy.paths import REPO
 
     if not any("kernel" in item.fixturenames for item in session.items):
@@ -45,7 +45,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 @pytest.fixture(scope="session")
 def kernel():
-    from reclaimstudy.kernel import build_kernel
+    from reclaimstudy.build.kernel import build_kernel
 
     proc = _background_kernel.get("proc")
     if proc is not None and proc.wait() != 0:

@@ -5,7 +5,7 @@ import subprocess
 from pathlib import Path
 
 from reclaimstudy import qemu
-from reclaimstudy.ext4 import make_ext4
+from reclaimstudy.build.ext4 import make_ext4
 
 BUSYBOX = Path("/bin/busybox")  # Debian's busybox-static
 

@@ -21,7 +21,8 @@ import pytest
 
 from analysis.gem5stats import select_values
 from analysis.records import read_events
-from reclaimstudy import disksim_build, disksim_validation, gem5_backend, gem5_build, runs
+from reclaimstudy import gem5_backend, runs
+from reclaimstudy.build import disksim as disksim_build, disksim_validation, gem5 as gem5_build
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import DisksimTiming, get_system
 from reclaimstudy.config.workloads import get_workload

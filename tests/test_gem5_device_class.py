@@ -17,7 +17,7 @@ import pytest
 from reclaimstudy import gem5_backend, runs
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import (DisksimTiming, FlashTiming, HddTiming, get_system,
-                                  system_names)
+                                         system_names)
 from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
 from reclaimstudy.guest import DEVICES
@@ -64,7 +64,7 @@ def test_the_series_the_patches_write_is_the_one_every_run_requires():
     """The run identity knows the patches only by the name they write in the binary
     (DiskTiming.RECLAIMSTUDY_SERIES, Gem5.simulator_key), so the study tool must require
     the name the series writes now: disk-timing-2 is 0001 with word 217."""
-    from reclaimstudy.gem5_build import read_series
+    from reclaimstudy.build.gem5 import read_series
     written = None
     for patch in read_series().patches:
         for line in patch.read_text().splitlines():

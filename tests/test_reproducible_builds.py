@@ -8,9 +8,9 @@ import os
 import subprocess
 import time
 
-from reclaimstudy.ext4 import make_ext4
+from reclaimstudy.build.ext4 import make_ext4
+from reclaimstudy.build.reproducible import ATIME, EPOCH
 from reclaimstudy.paths import REPO
-from reclaimstudy.reproducible import ATIME, EPOCH
 
 
 def tree_of(root):

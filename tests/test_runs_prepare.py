@@ -5,10 +5,10 @@ import json
 
 from reclaimstudy import runs
 from reclaimstudy.backends import Backend, Outcome, Prepared
+from reclaimstudy.build.image import Image
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.config.workloads import get_workload
-from reclaimstudy.image import Image
 
 
 def an_image(directory):

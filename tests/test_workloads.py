@@ -14,12 +14,12 @@ import pytest
 
 from analysis.records import workload_metrics
 from reclaimstudy import runs
+from reclaimstudy.build.image import write_data_file
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.config.workloads import get_workload, load_workloads
 from reclaimstudy.console import parse_console
 from reclaimstudy.errors import StudyError
-from reclaimstudy.image import write_data_file
 from reclaimstudy.paths import REPO, WORKLOADS
 from reclaimstudy.qemu_backend import QemuBackend
 
@@ -288,7 +288,7 @@ def test_seed_001s_control_thrashes_only_without_anon_scanning_on_refaults(qemu_
 
 
 def test_image_key_follows_guest_files_but_not_docs_or_host_parsers(tmp_path):
-    from reclaimstudy.image import tree_sha256
+    from reclaimstudy.build.image import tree_sha256
     tree = tmp_path / "workloads"
     (tree / "demo").mkdir(parents=True)
     for name, text in {"README.md": "notes", "demo/parse.py": "x = 1",
@@ -306,7 +306,7 @@ def test_image_key_follows_guest_files_but_not_docs_or_host_parsers(tmp_path):
 
 
 def test_image_key_follows_a_workloads_meta_but_not_its_metric_declarations(tmp_path):
-    from reclaimstudy.image import tree_sha256, workloads_meta
+    from reclaimstudy.build.image import tree_sha256, workloads_meta
     meta = tmp_path / "demo" / "meta.toml"
     meta.parent.mkdir()
     meta.write_text('phases = ["a"]\n[metrics]\na_s = { unit = "s", kind = "time", better = "lower" }\n')

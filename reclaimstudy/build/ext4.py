@@ -5,8 +5,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from reclaimstudy.build.reproducible import ATIME, EPOCH
 from reclaimstudy.errors import StudyError
-from reclaimstudy.reproducible import ATIME, EPOCH
 from reclaimstudy.util import hostdeps
 
 

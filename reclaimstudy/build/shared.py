@@ -1,6 +1,7 @@
-"""What the kernel build and the gem5 build share: applying a patch series, guessing
-a build's length from earlier ones, and the facts a build manifest records; and
-whether a gem5 binary links tcmalloc (its build records it, the backend checks it)."""
+"""What the kernel, gem5 and DiskSim builds share: applying a patch series, guessing a
+build's length from earlier ones, the commit a source checkout is at, and the facts a
+build manifest records; and whether a gem5 binary links tcmalloc (its build records it,
+the backend checks it)."""
 
 import json
 import mmap
@@ -95,3 +96,21 @@ def build_facts(started: float, jobs: int, steps: int, compiler: str) -> dict:
         "compiler": subprocess.run([compiler, "--version"], capture_output=True,
                                    text=True).stdout.splitlines()[0],
     }
+
+
+def source_commit(source: Path) -> str | None:
+    """The checked-out commit, read from .git without running git (None if unknown)."""
+    git = source / ".git"
+    try:
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref: "):
+            return head
+        ref = head[5:]
+        if (git / ref).is_file():
+            return (git / ref).read_text().strip()
+        for line in (git / "packed-refs").read_text().splitlines():
+            if line.endswith(" " + ref):
+                return line.split()[0]
+    except OSError:
+        pass
+    return None

@@ -14,12 +14,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reclaimstudy.builds import build_facts, expected_steps, patch_failure
-from reclaimstudy.discard import discard_tree
+from reclaimstudy.build.discard import discard_tree
+from reclaimstudy.build.reproducible import kernel_build_env
+from reclaimstudy.build.shared import build_facts, expected_steps, patch_failure
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.paths import KERNEL_PATCHES, cache_dir
-from reclaimstudy.reproducible import kernel_build_env
 from reclaimstudy.util import hostdeps
 from reclaimstudy.util.locks import exclusive
 from reclaimstudy.util.progress import console, run_logged
