@@ -13,11 +13,11 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from analysis.gem5stats import select_values
 from analysis.records import read_events, workload_metrics
 from reclaimstudy.config import disk_model
 from reclaimstudy.config.systems import DiskTiming
 from reclaimstudy.config.workloads import get_workload
+from reclaimstudy.results.gem5_stats import select_values
 
 PHASES = ("random", "sequential", "random-write", "sequential-write", "swap-out")
 # Metrics whose guest work runs while the disk works: reclaim goes on unmapping and

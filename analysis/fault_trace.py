@@ -22,7 +22,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
-from reclaimstudy.console import parse_console
+from reclaimstudy.results.console import parse_console
 
 EVENT = re.compile(r"^TRACE-EV:\s+(\S+)\s+\[\d+\]\s+\S+\s+(\d+\.\d+): (\w+): (.*)$")
 HEAP_BYTES = 2 << 20  # hot-stream's interactive program: --app-heap-mib=2

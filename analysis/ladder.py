@@ -17,7 +17,7 @@ from analysis.compare import compare
 from analysis.seeds import reproduction
 from analysis.verdicts import short
 from reclaimstudy.config.verdict_rules import VerdictRules
-from reclaimstudy.record import PublishedRun
+from reclaimstudy.results.record import PublishedRun
 
 KEY = ["experiment", "what"]
 

@@ -15,9 +15,12 @@ import pandas as pd
 
 from analysis.report import FINDINGS, PUBLISHED, write_report
 from analysis.table import SET_ASIDE_BEFORE, export, export_paths, folder_table
-from reclaimstudy import carry, sweeplog
+from reclaimstudy import carry
+from reclaimstudy.campaigns import sweeplog_writer
+from reclaimstudy.campaigns.rundir import partial_name
 from reclaimstudy.errors import StudyError
-from reclaimstudy.record import PARTIAL, partial_name, published_runs
+from reclaimstudy.results import sweeplog
+from reclaimstudy.results.record import PARTIAL, published_runs
 from reclaimstudy.util.locks import exclusive
 from reclaimstudy.util.swapdir import replace_dir
 
@@ -62,7 +65,7 @@ def _publish(study, results: Path) -> dict:
         shutil.copytree(target / carry.IN_FLIGHT, staging / carry.IN_FLIGHT)
         carry.drop_finished(study_path, staging)
     # The log of every sweep, on this machine and on those that published before it.
-    sweeplog.merge([target / sweeplog.LOG, study_path / sweeplog.LOG], staging / sweeplog.LOG)
+    sweeplog_writer.merge([target / sweeplog.LOG, study_path / sweeplog.LOG], staging / sweeplog.LOG)
     export(table, staging / "report" / "table")
     (staging / "report" / COUNTS).write_text(json.dumps(
         {"study": study.name, "runs": len(kept), "superseded": table.attrs["superseded"],
@@ -183,7 +186,7 @@ def restore(study, results: Path) -> int:
         staging.rename(study_path / run_id)
         restored += 1
     # The sweeps that made them: so the next publish carries the whole history on.
-    sweeplog.merge([target / sweeplog.LOG], study_path / sweeplog.LOG)
+    sweeplog_writer.merge([target / sweeplog.LOG], study_path / sweeplog.LOG)
     return restored
 
 

@@ -6,7 +6,7 @@ import pandas as pd
 
 from analysis.metrics import GUEST_MEMORY
 from reclaimstudy.config.workloads import get_workload
-from reclaimstudy.record import PublishedRun
+from reclaimstudy.results.record import PublishedRun
 
 COLUMNS = ["run_id", "experiment", "backend", "system", "policy", "repetition", "metric",
            "value", "required", "multiple", "at_least", "per_memory", "in_regime", "why",

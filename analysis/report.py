@@ -28,17 +28,16 @@ from markdown_it import MarkdownIt  # noqa: E402
 
 from analysis.compare import compare, format_text, policy_order  # noqa: E402
 from analysis.idle_sweep import idle_sweep_figure, idle_sweeps  # noqa: E402
+from analysis.paired import paired  # noqa: E402
 from analysis.regimes import regime_checks  # noqa: E402
 from analysis.reproduction_plot import reproduction_figure  # noqa: E402
-from analysis.paired import paired  # noqa: E402
-from analysis.sequential_replay import sequential_verdicts  # noqa: E402
 from analysis.seeds import caveats_for, repetition_values, reproduction, unmeasured  # noqa: E402
+from analysis.sequential_replay import sequential_verdicts  # noqa: E402
+from analysis.table import (export, folder_table, study_runs, workload_declarations)
 from analysis.verdicts import short  # noqa: E402
-from analysis.table import (export, folder_table, study_runs,  # noqa: E402
-                            workload_declarations)
-from reclaimstudy import sweeplog  # noqa: E402
 from reclaimstudy.errors import StudyError  # noqa: E402
-from reclaimstudy.record import PublishedRun, host_wall_seconds  # noqa: E402
+from reclaimstudy.results import sweeplog  # noqa: E402
+from reclaimstudy.results.record import PublishedRun, host_wall_seconds  # noqa: E402
 
 TEMPLATES = Path(__file__).parent / "templates"
 # Workload metrics shown as bars (at most this many per experiment) and as timelines.
@@ -479,7 +478,7 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
                  findings_path: Path, sweep_log: Path | None = None) -> dict:
     """The report of `table` (the tidy table of `kept`, the runs it holds) in `out`, whose
     parent holds each run as <run_id>/run.json; `found` adds failed runs' reasons, and
-    `findings_path` (read_findings) what we found, and `sweep_log` (reclaimstudy.sweeplog)
+    `findings_path` (read_findings) what we found, and `sweep_log` (reclaimstudy.results.sweeplog)
     how the runs were swept."""
     superseded, outdated = table.attrs.get("superseded", 0), table.attrs.get("outdated", 0)
     plots = out / "plots"

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.gem5stats import StatsError, select_values
 from analysis.metrics import (BLOCK_WEIGHTS, CLOCK_KEY, CLOCK_PERIOD, DISK_JUMPS, GEM5,
                               GUEST_MEMORY, IPC, PERTURBATION, PHASE_SECONDS, QUIET,
                               RECLAIM_EFFICIENCY, TICKS_PER_SECOND, VMSTAT, VMSTAT_LEVELS,
@@ -23,8 +22,9 @@ from analysis.records import phase_spans, phase_vmstat_deltas, read_events, work
 from reclaimstudy.config.metrics import MetricSpec
 from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
-from reclaimstudy.gem5_stats import partial_blocks, phase_groups
-from reclaimstudy.record import PublishedRun, published_runs
+from reclaimstudy.results.gem5_stats import StatsError, select_values
+from reclaimstudy.results.gem5_stats import partial_blocks, phase_groups
+from reclaimstudy.results.record import PublishedRun, published_runs
 
 # artefacts: which guest and simulator (record.artefacts_key); setup: everything but the
 # policy and the repetition (record.setup_key); cell: everything but the repetition

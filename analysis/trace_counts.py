@@ -13,8 +13,8 @@ import sys
 from bisect import bisect_right
 from pathlib import Path
 
-from reclaimstudy.console import parse_console
 from reclaimstudy.errors import StudyError
+from reclaimstudy.results.console import parse_console
 
 SLICE_S = 0.01
 # a class is one word, or two (make-grep-evictions.sh: "units added")

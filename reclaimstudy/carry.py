@@ -28,9 +28,10 @@ import tarfile
 import time
 from pathlib import Path
 
+from reclaimstudy.campaigns.rundir import this_host
 from reclaimstudy.errors import StudyError
 from reclaimstudy.gem5_segments import COMPLETE, DISK_LOST, saved_progress, saved_segments
-from reclaimstudy.record import CHECKPOINTS, this_host
+from reclaimstudy.results.record import CHECKPOINTS
 from reclaimstudy.util.progress import console
 
 IN_FLIGHT = "in-flight"

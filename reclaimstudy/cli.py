@@ -106,7 +106,7 @@ def cmd_run(args) -> int:
     from reclaimstudy.config.policies import get_policy
     from reclaimstudy.config.systems import get_system
     from reclaimstudy.config.workloads import get_workload
-    from reclaimstudy.record import read_run
+    from reclaimstudy.results.record import read_run
 
     backend = get_backend(args.backend)
     workload = get_workload(args.workload)

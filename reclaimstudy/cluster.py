@@ -25,10 +25,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reclaimstudy import record, runs, slurm, sweeplog
+from reclaimstudy import runs, slurm
 from reclaimstudy.backends import get_backend
+from reclaimstudy.campaigns import rundir, sweeplog_writer
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import REPO
+from reclaimstudy.results import record
 from reclaimstudy.studies import Study, load_study
 from reclaimstudy.sweep import OVERHEAD_MIB, check_same_bytes, repeated_builds
 from reclaimstudy.util.progress import console
@@ -165,7 +167,7 @@ def record_ended(study_path: Path, run: PlannedRun, job: str, job_state: slurm.J
         "slurm": {"job": job, "state": job_state.state, "exit_code": job_state.exit_code,
                   "raw_id": job_state.raw_id or (started or {}).get("raw_id", "")},
     }
-    record.publish_leftover(study_path, run_id, written)
+    rundir.publish_leftover(study_path, run_id, written)
     with open(slurm_dir(study_path) / "ended.jsonl", "a") as log:
         log.write(json.dumps({"run_id": run_id, "label": spec.label(), "job": job,
                               "state": job_state.state, "exit_code": job_state.exit_code,
@@ -211,7 +213,7 @@ def run_states(study: Study, backend_name: str, results: Path) -> list[RunState]
                 published[run_id].record.get("host", {}).get("slurm_job") != job):
             record_ended(study_path, run, job, job_state, started.get(job), reason)
         if state == "not run" and not job and any(
-                record.partial_in_progress(p.name) for p in record.partials_of(study_path, run_id)):
+                rundir.partial_in_progress(p.name) for p in rundir.partials_of(study_path, run_id)):
             state = "running"  # a local sweep's run in progress
         out.append(RunState(spec.point(), run_id, state, job, reason, spec))
     return out
@@ -278,7 +280,7 @@ def submit(study: Study, backend_name: str, results: Path, options: SlurmOptions
         str(scripts["task"]))
     ledger["array_job"] = array_job
     ledger_path.write_text(json.dumps(ledger, indent=1) + "\n")
-    sweeplog.submitted(study_path, backend=backend_name, runs=len(pending),
+    sweeplog_writer.submitted(study_path, backend=backend_name, runs=len(pending),
                        prepare_job=prepare_job, array_job=array_job)
     console.print(f"sweep: submitted prepare job {prepare_job} and array {array_job} of "
                   f"{len(pending)} run(s){f', at most {options.max_running} at once' if cap else ''}"
@@ -353,7 +355,7 @@ def task_step(ledger_path: str) -> int:
     same_ids = [run for run in plan if run.artefacts == prepared.identity]  # the rest cannot count
     _check_unchanged(backend, spec, prepared, _finished_records(study_path, same_ids),
                      entry["run_id"], repeated_builds(study_path))
-    record.discard_partials(study_path, entry["run_id"])  # an earlier attempt's
+    rundir.discard_partials(study_path, entry["run_id"])  # an earlier attempt's
     written = runs.execute(spec, backend, results, prepared, ledger.get("timeout_s"))
     console.print(f"{spec.point()}: {written['status']}"
                   + (f" ({written['reason']})" if written["reason"] else ""))

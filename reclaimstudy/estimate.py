@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
 
-from reclaimstudy import record, runs
-from reclaimstudy.record import host_wall_seconds
+from reclaimstudy import runs
+from reclaimstudy.results import record
+from reclaimstudy.results.record import host_wall_seconds
 
 
 def _keys(backend: str, workload: str, system: str, policy: str) -> list[tuple]:

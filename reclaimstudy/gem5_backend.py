@@ -15,7 +15,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reclaimstudy import gem5_stats
 from reclaimstudy.backends import Backend, Outcome, Prepared
 from reclaimstudy.build.image import Image, build_image, image_inputs, image_key, image_record
 from reclaimstudy.build.kernel import Kernel, build_kernel, configured_hz, current_kernel_key
@@ -27,7 +26,8 @@ from reclaimstudy.gem5_segments import CONSOLE, backlog_max, run_segmented
 from reclaimstudy.guest import kernel_cmdline
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.paths import CONFIGS, cache_dir
-from reclaimstudy.record import run_seed
+from reclaimstudy.results import gem5_stats
+from reclaimstudy.results.record import run_seed
 from reclaimstudy.util.locks import exclusive
 from reclaimstudy.util.progress import console
 from reclaimstudy.util.subprocesses import run_measured

@@ -21,7 +21,7 @@ import shutil
 import time
 from pathlib import Path
 
-from reclaimstudy.gem5_stats import BEGIN, PARTIAL_FILE
+from reclaimstudy.results.gem5_stats import BEGIN, PARTIAL_FILE
 
 COMPLETE = "complete.json"
 # Left in WORK by a run that lost its disk: the segments before the one that showed it

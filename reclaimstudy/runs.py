@@ -6,7 +6,7 @@ A run's directory is named by a hash of everything that determines it, and holds
   console.log    the guest's console
   events.jsonl   every protocol event parsed from the console
   + the backend's own outputs (gem5: stats.txt, config.ini, config.json)
-Its identity, run.json and publication belong to reclaimstudy/record.py.
+Its identity, run.json and publication belong to reclaimstudy/results/record.py.
 """
 
 import importlib.metadata
@@ -18,14 +18,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reclaimstudy import record
 from reclaimstudy.backends import Backend, Prepared
+from reclaimstudy.campaigns import rundir
 from reclaimstudy.config.policies import Policy
 from reclaimstudy.config.systems import System
 from reclaimstudy.config.workloads import Workload
-from reclaimstudy.console import ConsoleResult, parse_console_file
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import RESULTS
+from reclaimstudy.results import record
+from reclaimstudy.results.console import ConsoleResult, parse_console_file
 from reclaimstudy.util import hostdeps
 
 
@@ -191,7 +192,7 @@ def execute(spec: RunSpec, backend: Backend, results: Path = RESULTS,
         prepared.parts["image"].mark_used()
     identity = run_identity(spec, prepared.identity)
     identifier = _id_of(spec, identity)
-    directory = record.RunDirectory(study_dir(spec.study, results), identifier)
+    directory = rundir.RunDirectory(study_dir(spec.study, results), identifier)
     job = directory.path / "job.sh"
     job.write_text(job_text(spec, identifier))
     started = time.time()

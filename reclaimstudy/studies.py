@@ -11,7 +11,7 @@ from reclaimstudy.config.verdict_rules import VerdictRules, verdict_rules
 from reclaimstudy.config.workloads import get_workload, workload_dirs
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import CONFIGS
-from reclaimstudy.record import point_key
+from reclaimstudy.results.record import point_key
 from reclaimstudy.runs import RunSpec
 
 STUDIES_DIR = CONFIGS / "studies"

@@ -1,7 +1,7 @@
 """Run a whole study: every point, in parallel up to the machine, resumably.
 
 A sweep can be killed at any moment and started again: a run counts as done only
-once its directory is published with run.json (record.RunDirectory), so completed
+once its directory is published with run.json (rundir.RunDirectory), so completed
 runs are skipped, failed ones are redone, and half-written ones (left in the study's
 .partial folder) are thrown away.
 """
@@ -16,11 +16,13 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reclaimstudy import estimate, gem5_segments, record, runs, sweeplog
+from reclaimstudy import estimate, gem5_segments, runs
 from reclaimstudy.backends import get_backend
-from reclaimstudy.console import parse_console_file
+from reclaimstudy.campaigns import rundir, sweeplog_writer
 from reclaimstudy.errors import StudyError
 from reclaimstudy.look_gate import LookGate
+from reclaimstudy.results import record
+from reclaimstudy.results.console import parse_console_file
 from reclaimstudy.studies import Study
 from reclaimstudy.util import subprocesses
 from reclaimstudy.util.progress import console
@@ -74,7 +76,7 @@ def clean_partials(study_path: Path) -> int:
     partial = study_path / record.PARTIAL
     removed = 0
     for entry in partial.glob("*") if partial.is_dir() else []:
-        if record.partial_in_progress(entry.name) is not False:
+        if rundir.partial_in_progress(entry.name) is not False:
             continue  # still being written here, or another node's (only it can tell)
         shutil.rmtree(entry, ignore_errors=True)
         removed += 1
@@ -300,11 +302,11 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
     if backend_name == "qemu":
         console.print("sweep: QEMU runs check function, not timing; the gem5 backend (GEM5=...) "
                       "gives the hardware timing")
-    sweeplog.recover(study_path, published)  # runs a killed sweep published but never logged
+    sweeplog_writer.recover(study_path, published)  # runs a killed sweep published but never logged
     started = time.monotonic()
     run_started: dict[str, float] = {}  # run id -> when its simulation started
     preparing: dict[str, object] = {}  # run id -> spec, while its system is being prepared
-    sweep = sweeplog.started(study_path, backend=backend_name, jobs=jobs,
+    sweep = sweeplog_writer.started(study_path, backend=backend_name, jobs=jobs,
                              only=list(study.only or []), planned=len(plan),
                              skipped=result.skipped, to_run=len(todo))
     unfinished = {runs.run_id(spec, identities[spec.system.name]) for spec in todo}
@@ -371,7 +373,7 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
                         console.print(f"sweep: {spec.point()} not needed: {reason}",
                                       highlight=False)
                         continue
-                    sweeplog.finished(study_path, sweep, identifier, status)
+                    sweeplog_writer.finished(study_path, sweep, identifier, status)
                     if status != "ok":
                         result.failed.append((spec.point(), reason))
                     left = len(todo) - result.done
@@ -386,7 +388,7 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
     else:
         raised = {}
     finally:
-        sweeplog.ended(study_path, sweep, done=result.done, failed=len(result.failed),
+        sweeplog_writer.ended(study_path, sweep, done=result.done, failed=len(result.failed),
                        wall_s=round(time.monotonic() - started, 1), **raised)
     for label, reason in result.failed:
         console.print(f"failed: {label}: {reason}", highlight=False)

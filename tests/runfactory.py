@@ -4,9 +4,9 @@ import copy
 import json
 from pathlib import Path
 
-from reclaimstudy import record as rec
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
+from reclaimstudy.results import record as rec
 
 QEMU_ARTEFACTS = {"kernel": "k1", "image": "i1"}
 GEM5_ARTEFACTS = {"kernel": "k1", "image": "i1", "gem5": "g1", "checkpoint": "c1"}

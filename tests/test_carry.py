@@ -13,7 +13,7 @@ import pytest
 
 from reclaimstudy import carry
 from reclaimstudy.errors import StudyError
-from reclaimstudy.record import CHECKPOINTS
+from reclaimstudy.results.record import CHECKPOINTS
 
 RUN = "desktop-launch-baseline-desktop-hdd-64-r0-gem5-0123456789"
 

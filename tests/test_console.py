@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from reclaimstudy.console import parse_console, parse_console_file
+from reclaimstudy.results.console import parse_console, parse_console_file
 
 LOGS = Path(__file__).parent / "fixtures" / "console"
 

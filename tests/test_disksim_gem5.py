@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from analysis.gem5stats import select_values
 from analysis.records import read_events
 from reclaimstudy import gem5_backend, runs
 from reclaimstudy.build import disksim as disksim_build, disksim_validation, gem5 as gem5_build
@@ -27,6 +26,7 @@ from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import DisksimTiming, get_system
 from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
+from reclaimstudy.results.gem5_stats import select_values
 
 PROFILE = "desktop-disksim-ibm18es-64"
 HARNESS = Path(__file__).parent / "disksim" / "replay.cc"

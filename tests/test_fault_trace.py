@@ -3,10 +3,10 @@ prints (lines as the guest's tracefs and /proc/PID/maps write them)."""
 import pytest
 
 from analysis import fault_trace
-from reclaimstudy import record
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.config.workloads import get_workload
+from reclaimstudy.results import record
 from reclaimstudy.runs import RunSpec, job_text
 
 CONSOLE = """\

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from analysis.gem5stats import block_values, parse_stats, simulated_values
 from analysis.records import read_events
 from reclaimstudy import gem5_backend, runs
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
+from reclaimstudy.results.gem5_stats import block_values, parse_stats, simulated_values
 
 needs_gem5 = pytest.mark.skipif(
     not os.environ.get("GEM5"),
@@ -113,7 +113,7 @@ def test_params_give_the_boot_no_caches_and_the_run_the_profile():
 
 
 def test_repetitions_seed_the_disk_and_policies_share_a_repetitions_seed():
-    from reclaimstudy.record import run_seed
+    from reclaimstudy.results.record import run_seed
     assert len({run_seed(r) for r in range(5)}) == 5 and 0 not in {run_seed(r) for r in range(5)}
 
 

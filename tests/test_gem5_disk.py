@@ -8,7 +8,6 @@ import os
 import pytest
 
 from analysis.disk_calibration import calibration
-from analysis.gem5stats import select_values
 from analysis.records import read_events
 from analysis.table import gem5_rows
 from reclaimstudy import gem5_backend, runs
@@ -17,6 +16,7 @@ from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
+from reclaimstudy.results.gem5_stats import select_values
 
 
 def _patched_gem5_reason() -> str | None:

@@ -13,7 +13,7 @@ from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
-from reclaimstudy.gem5_stats import BEGIN, END, PARTIAL_FILE, blocks_problem, phase_groups
+from reclaimstudy.results.gem5_stats import BEGIN, END, PARTIAL_FILE, blocks_problem, phase_groups
 from reclaimstudy.runs import RunSpec, run_identity
 from reclaimstudy.studies import parse_study
 

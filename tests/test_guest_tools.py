@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from reclaimstudy.console import parse_console
+from reclaimstudy.results.console import parse_console
 
 
 @pytest.fixture(scope="module")

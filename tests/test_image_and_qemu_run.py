@@ -16,7 +16,7 @@ from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import json_sha256
 from reclaimstudy.qemu_backend import QemuBackend
-from reclaimstudy.record import PARTIAL
+from reclaimstudy.results.record import PARTIAL
 from reclaimstudy.util import hostdeps
 
 pytestmark = pytest.mark.slow

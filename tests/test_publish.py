@@ -269,21 +269,22 @@ def test_runs_set_aside_before_a_restore_stay_counted_on_the_new_machine(publish
 
 def test_the_sweep_log_is_published_carried_across_machines_and_reported(published):
     from analysis.publish import restore
-    from reclaimstudy import sweeplog
+    from reclaimstudy.campaigns import sweeplog_writer
+    from reclaimstudy.results import sweeplog
     results, _, _ = published
     study = results / "smoke"
-    first = sweeplog.started(study, backend="qemu", jobs=2, only=[], planned=18, skipped=0,
+    first = sweeplog_writer.started(study, backend="qemu", jobs=2, only=[], planned=18, skipped=0,
                              to_run=18)
-    sweeplog.finished(study, first, "some-run", "ok")  # then the machine was lost
+    sweeplog_writer.finished(study, first, "some-run", "ok")  # then the machine was lost
     publish(load_study("smoke"), results)
     target = published_dir("smoke", results)
     assert len(sweeplog.entries(target / sweeplog.LOG)) == 2
 
     shutil.rmtree(study)  # a new machine: restore, sweep again, publish again
     restore(load_study("smoke"), results)
-    second = sweeplog.started(study, backend="qemu", jobs=2, only=[], planned=18, skipped=18,
+    second = sweeplog_writer.started(study, backend="qemu", jobs=2, only=[], planned=18, skipped=18,
                               to_run=0)
-    sweeplog.ended(study, second, done=0, failed=0, wall_s=1.0)
+    sweeplog_writer.ended(study, second, done=0, failed=0, wall_s=1.0)
     written = publish(load_study("smoke"), results)
     got = sweeplog.summary(target / sweeplog.LOG)
     assert (got["sweeps"], got["unfinished"], got["runs_ok"]) == (2, 1, 1)
@@ -336,7 +337,7 @@ def test_the_report_is_written_before_the_folder_is_swapped_in(published, monkey
 def test_unfinished_runs_are_carried_kept_by_publishing_until_they_finish_and_restored(published):
     from analysis.publish import carry_runs, restore, restore_carried
     from reclaimstudy import carry
-    from reclaimstudy.record import CHECKPOINTS
+    from reclaimstudy.results.record import CHECKPOINTS
     from tests.test_carry import unfinished_run
     results, _, _ = published
     study = load_study("smoke")

@@ -7,8 +7,8 @@ import pytest
 
 from analysis.compare import compare
 from analysis.table import build_table
-from reclaimstudy import record
 from reclaimstudy.errors import StudyError
+from reclaimstudy.results import record
 from tests.runfactory import changed, make_record, write_run
 
 # Each input of a run's identity, and a new value for it. The artefacts and the record

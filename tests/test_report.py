@@ -14,7 +14,7 @@ from analysis.records import read_events
 from analysis.report import build_report
 from analysis.table import build_table, guest_rows
 from reclaimstudy.errors import StudyError
-from reclaimstudy.record import PublishedRun
+from reclaimstudy.results.record import PublishedRun
 from reclaimstudy.studies import load_study
 from tests.runfactory import changed, make_record, write_run
 

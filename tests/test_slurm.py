@@ -13,7 +13,7 @@ from reclaimstudy import slurm
 from reclaimstudy.cluster import SlurmOptions, classify
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import REPO
-from reclaimstudy.record import PublishedRun
+from reclaimstudy.results.record import PublishedRun
 from tests import slurmcluster
 
 # Captured from Debian 12's Slurm 22.05 (the test cluster).
@@ -173,7 +173,7 @@ def test_smoke_study_as_a_job_array_survives_a_cancelled_task(cluster, tmp_path)
              (study_path / ".slurm" / "ended.jsonl").read_text().splitlines()]
     assert [(e["job"], e["state"]) for e in ended] == [(cancelled, "CANCELLED")]
     # The sweep log has both submissions, with the runs each submitted.
-    from reclaimstudy.sweeplog import LOG, entries
+    from reclaimstudy.results.sweeplog import LOG, entries
     submits = [e for e in entries(study_path / LOG) if e["event"] == "submit"]
     assert [e["runs"] for e in submits] == [8, 1]
 

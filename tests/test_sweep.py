@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from reclaimstudy.paths import REPO
 from reclaimstudy.gem5_backend import Gem5Backend
-from reclaimstudy.record import PARTIAL
+from reclaimstudy.paths import REPO
+from reclaimstudy.results.record import PARTIAL
+from reclaimstudy.results.sweeplog import LOG, entries, summary
 from reclaimstudy.sweep import current_phase
-from reclaimstudy.sweeplog import LOG, entries, summary
 from tests.waiting import wait_while_running
 
 pytestmark = pytest.mark.slow

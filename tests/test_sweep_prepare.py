@@ -8,8 +8,9 @@ import threading
 
 import pytest
 
-from reclaimstudy import cluster, record, runs, sweep
+from reclaimstudy import cluster, runs, sweep
 from reclaimstudy.errors import StudyError
+from reclaimstudy.results import record
 from reclaimstudy.studies import load_study
 
 # Two systems: ebizzy runs on desktop-hdd-96, thrash on desktop-ssd-96.

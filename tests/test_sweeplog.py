@@ -1,17 +1,18 @@
 """The sweep log: what a sweep writes, what a crash leaves, and merging across machines."""
 
-from reclaimstudy import sweeplog
+from reclaimstudy.campaigns import sweeplog_writer
+from reclaimstudy.results import sweeplog
 
 
 def test_a_sweep_that_ends_and_one_cut_short_are_told_apart(tmp_path):
-    first = sweeplog.started(tmp_path, backend="gem5", jobs=2, only=[], planned=4, skipped=0,
+    first = sweeplog_writer.started(tmp_path, backend="gem5", jobs=2, only=[], planned=4, skipped=0,
                              to_run=4)
-    sweeplog.finished(tmp_path, first, "run-a", "ok")
-    sweeplog.finished(tmp_path, first, "run-b", "failed")
-    sweeplog.ended(tmp_path, first, done=2, failed=1, wall_s=10.0)
-    second = sweeplog.started(tmp_path, backend="gem5", jobs=2, only=[], planned=4, skipped=1,
+    sweeplog_writer.finished(tmp_path, first, "run-a", "ok")
+    sweeplog_writer.finished(tmp_path, first, "run-b", "failed")
+    sweeplog_writer.ended(tmp_path, first, done=2, failed=1, wall_s=10.0)
+    second = sweeplog_writer.started(tmp_path, backend="gem5", jobs=2, only=[], planned=4, skipped=1,
                               to_run=3)
-    sweeplog.finished(tmp_path, second, "run-b", "ok")
+    sweeplog_writer.finished(tmp_path, second, "run-b", "ok")
     with open(tmp_path / sweeplog.LOG, "a") as log:
         log.write('{"sweep": "cut mid-wri')  # the machine died while writing
     got = sweeplog.summary(tmp_path / sweeplog.LOG)
@@ -50,13 +51,13 @@ def test_a_reports_runs_count_only_the_sweeps_from_the_first_that_made_one_of_th
 def test_merging_logs_from_two_machines_keeps_each_line_once(tmp_path):
     here, there, published = tmp_path / "here.jsonl", tmp_path / "there.jsonl", tmp_path / "p.jsonl"
     for path in (here, there):
-        sweep = sweeplog.started(tmp_path / path.stem, backend="gem5", jobs=1, only=[],
+        sweep = sweeplog_writer.started(tmp_path / path.stem, backend="gem5", jobs=1, only=[],
                                  planned=1, skipped=0, to_run=1)
-        sweeplog.finished(tmp_path / path.stem, sweep, f"run-{path.stem}", "ok")
+        sweeplog_writer.finished(tmp_path / path.stem, sweep, f"run-{path.stem}", "ok")
         (tmp_path / path.stem / sweeplog.LOG).rename(path)
-    sweeplog.merge([here], published)
-    sweeplog.merge([there, here], published)
-    sweeplog.merge([published], published)
+    sweeplog_writer.merge([here], published)
+    sweeplog_writer.merge([there, here], published)
+    sweeplog_writer.merge([published], published)
     lines = sweeplog.entries(published)
     assert len(lines) == 4
     assert sweeplog.summary(published)["runs_ok"] == 2
@@ -64,7 +65,7 @@ def test_merging_logs_from_two_machines_keeps_each_line_once(tmp_path):
 
 def test_no_log_gives_no_summary(tmp_path):
     assert sweeplog.summary(tmp_path / sweeplog.LOG) is None
-    sweeplog.merge([tmp_path / "absent.jsonl"], tmp_path / "out.jsonl")
+    sweeplog_writer.merge([tmp_path / "absent.jsonl"], tmp_path / "out.jsonl")
     assert not (tmp_path / "out.jsonl").exists()
 
 
@@ -120,8 +121,8 @@ def test_runs_a_killed_sweep_published_but_never_logged_are_given_back_to_it(tmp
         published("of-ended", "2026-11-20T11:00:00+0000"),    # its sweep logged an end
         published("elsewhere", "2026-11-25T10:00:00+0000", node="other"),
         published("slurm", "2026-11-25T10:00:00+0000", slurm_job="7_1")]
-    assert sweeplog.recover(tmp_path, records) == 1
-    assert sweeplog.recover(tmp_path, records) == 0  # once only
+    assert sweeplog_writer.recover(tmp_path, records) == 1
+    assert sweeplog_writer.recover(tmp_path, records) == 0  # once only
     [got] = [e for e in sweeplog.entries(tmp_path / sweeplog.LOG) if e.get("recovered")]
     assert (got["sweep"], got["run_id"], got["at"]) == ("killed", "unlogged",
                                                         "2026-11-25T09:01:30Z")

@@ -16,13 +16,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from analysis.gem5stats import block_values, parse_stats
 from analysis.metrics import GEM5
 from reclaimstudy import gem5_backend, runs
 from reclaimstudy.cli import parse_params
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.config.workloads import get_workload
+from reclaimstudy.results.gem5_stats import block_values, parse_stats
 
 CACHES = {"hierarchy": "private-l1-private-l2", "l1d": "32KiB", "l1i": "32KiB", "l2": "1MiB"}
 

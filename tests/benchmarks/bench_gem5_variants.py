@@ -18,9 +18,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from analysis.gem5stats import simulated_values
 from reclaimstudy.gem5_backend import CONFIG_SCRIPT
 from reclaimstudy.paths import REPO
+from reclaimstudy.results.gem5_stats import simulated_values
 from reclaimstudy.util.subprocesses import run_measured
 
 def main(opt: str, fast: str, system: str, workload: str, params: list[str]):

@@ -1,19 +1,25 @@
-"""gem5 `stats.txt`: every dump block, with scalars, vectors and distributions.
+"""gem5's `stats.txt`, read: every dump block, with scalars, vectors and distributions;
+and how a run's blocks map onto its workload phases.
 
 A block sits between "---------- Begin Simulation Statistics ----------" and the
 matching "End" line; each stat line is `name[::sub] value [pdf% cdf%] # description (unit)`.
 Vectors and distributions come out as one row per `::sub` entry (`::samples`, `::mean`,
 `::0-4`, `::total`, ...). `nan` and `inf` are kept as floats. A block without its End
-line (a simulation killed mid-dump) is an error, never data.
+line (a simulation killed mid-dump) is an error, never data. A segmented gem5 run
+(backends/gem5/segments.py) dumps a partial block at each checkpoint inside a phase and
+lists them in PARTIAL_FILE; such a block joins the next whole one. The gem5 backend
+checks a finished run has one block, or one group of blocks, per phase (blocks_problem);
+the tidy table reads the values.
 """
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
-
-from reclaimstudy.gem5_stats import BEGIN, END
+# One block per dump, between these two lines (gem5 v24.0's spelling).
+BEGIN = "---------- Begin Simulation Statistics ----------"
+END = "---------- End Simulation Statistics   ----------"
 LINE = re.compile(
     r"^(?P<name>[^\s:]+(?:::(?P<sub>\S+))?)\s+(?P<value>\S+)"
     r"(?:\s+(?P<pdf>-?[\d.]+|nan)%\s+(?P<cdf>-?[\d.]+|nan)%)?\s*(?:#\s*(?P<desc>.*))?$")
@@ -90,8 +96,11 @@ def parse_stats(path: Path) -> list[list[Stat]]:
     return parse_stats_text(Path(path).read_text(errors="replace"), str(path))
 
 
-def stats_frame(path: Path) -> pd.DataFrame:
-    """One row per (block, stat): block, key, name, sub, value, pdf, cdf, unit."""
+def stats_frame(path: Path):
+    """One row per (block, stat) as a pandas DataFrame: block, key, name, sub, value, pdf,
+    cdf, unit."""
+    import pandas as pd  # only here: the gem5 backend reads this module without pandas
+
     rows = [{"block": index, "key": s.key, "name": s.name, "sub": s.sub, "value": s.value,
              "pdf": s.pdf, "cdf": s.cdf, "unit": s.unit}
             for index, block in enumerate(parse_stats(path)) for s in block]
@@ -137,3 +146,46 @@ def simulated_values(path: Path) -> list[dict]:
     which equals nothing, as text)."""
     return [{k: "nan" if v != v else v for k, v in block_values(b).items()
              if not k.startswith(HOST_STATS)} for b in parse_stats(path)]
+
+
+def blocks_problem(stats: Path, phases: int) -> str | None:
+    """Why a gem5 stats.txt cannot be read phase by phase (one whole block per phase, or
+    in a segmented run one group of blocks per phase), or None. An extra block (e.g.
+    gem5 dumped on SIGUSR1) or a missing one would shift every number onto the wrong
+    phase."""
+    if not stats.is_file():
+        return "gem5 wrote no stats.txt"
+    text = stats.read_text(errors="replace")
+    begins, ends = text.count(BEGIN), text.count(END)
+    if begins != ends:
+        return f"stats.txt has {begins} blocks begun and {ends} ended: a dump was cut short"
+    partial = partial_blocks(stats.parent)
+    groups = len(phase_groups(begins, partial))
+    if groups != phases:
+        joined = " (joining the blocks cut at checkpoints)" if partial else ""
+        return (f"stats.txt has {groups} blocks{joined} for the guest's {phases} phases: one "
+                f"block per phase is expected, so the numbers cannot be attributed")
+    return None
+
+
+PARTIAL_FILE = "stats-partial.json"  # a segmented run's partial blocks (backends/gem5/segments.py)
+
+
+def partial_blocks(run_dir: Path) -> set[int]:
+    """Blocks a segmented run dumped at a checkpoint mid-phase: the rest of the phase
+    follows in the next block. None in an uncut run."""
+    path = run_dir / PARTIAL_FILE
+    return set(json.loads(path.read_text())["partial_blocks"]) if path.is_file() else set()
+
+
+def phase_groups(blocks: int, partial: set[int]) -> list[list[int]]:
+    """The block indices that make up each phase, in order: partial blocks join the next
+    whole one. A partial block with no whole one after it (a checkpoint after the last
+    phase closed) belongs to no phase."""
+    groups, pending = [], []
+    for index in range(blocks):
+        pending.append(index)
+        if index not in partial:
+            groups.append(pending)
+            pending = []
+    return groups

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.gem5stats import StatsError, block_values, parse_stats, parse_stats_text, stats_frame
-from reclaimstudy.gem5_stats import END
+from reclaimstudy.results.gem5_stats import StatsError, block_values, parse_stats, parse_stats_text, stats_frame
+from reclaimstudy.results.gem5_stats import END
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "gem5"
 FS = FIXTURES / "fs-x86-atomic-boot" / "stats.txt"
@@ -125,8 +125,8 @@ def test_a_stats_file_with_a_block_per_phase_missing_is_refused():
 
 
 def test_the_tables_fast_reader_gives_exactly_the_full_parsers_values(tmp_path):
-    from analysis.gem5stats import select_values
     from analysis.metrics import GEM5
+    from reclaimstudy.results.gem5_stats import select_values
     patterns = [pattern for _, pattern, _ in GEM5]
     for path in (FS, SE):
         fast = select_values(path, patterns)
