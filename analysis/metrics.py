@@ -148,7 +148,7 @@ DISK_JUMPS = MetricSpec("disk_jumps", "commands", "count", "lower",
                         "disk commands that had to seek or wait for rotation (all but the "
                         "sequential ones)")
 
-# A segmented gem5 run (reclaimstudy/gem5_segments.py) may cut a phase's statistics into
+# A segmented gem5 run (reclaimstudy/backends/gem5/segments.py) may cut a phase's statistics into
 # blocks at its checkpoints. Joining them: a counter adds; a ratio is averaged weighted
 # by what gem5 divides by (its formula): (ratio's key pattern, the weight's key, made from
 # the ratio's by re.sub).

@@ -229,7 +229,7 @@ def _totals(kept: list[PublishedRun]) -> dict:
             # a gem5 run cut short (its sweep stopped) and finished by a later sweep from
             # its last checkpoint segment: how often the study's stops reached into runs
             "resumed_runs": sum(1 for i in info if (i.get("resumed_at_segment") or 0) > 0),
-            # restores whose checkpoint had an interrupt line high (reclaimstudy/gem5_checkpoint.py),
+            # restores whose checkpoint had an interrupt line high (reclaimstudy/backends/gem5/checkpoint.py),
             # among the gem5 runs that record it (those since 2026-11-27)
             "pins_runs": sum(1 for i in info if "pins_lowered" in i),
             "pins_lowered_runs": sum(1 for i in info if i.get("pins_lowered"))}

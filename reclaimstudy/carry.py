@@ -28,9 +28,9 @@ import tarfile
 import time
 from pathlib import Path
 
+from reclaimstudy.backends.gem5.segments import COMPLETE, DISK_LOST, saved_progress, saved_segments
 from reclaimstudy.campaigns.rundir import this_host
 from reclaimstudy.errors import StudyError
-from reclaimstudy.gem5_segments import COMPLETE, DISK_LOST, saved_progress, saved_segments
 from reclaimstudy.results.record import CHECKPOINTS
 from reclaimstudy.util.progress import console
 

@@ -69,7 +69,7 @@ def cmd_image(args) -> int:
 
 
 def cmd_boot(args) -> int:
-    from reclaimstudy import gem5_backend
+    from reclaimstudy.backends.gem5 import backend as gem5_backend
     from reclaimstudy.build.image import build_image
     from reclaimstudy.build.kernel import build_kernel
     from reclaimstudy.config.systems import get_system

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reclaimstudy.backends import Backend, Prepared
+from reclaimstudy.backends.base import Backend, Prepared
 from reclaimstudy.campaigns import rundir
 from reclaimstudy.config.policies import Policy
 from reclaimstudy.config.systems import System

@@ -16,8 +16,9 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reclaimstudy import estimate, gem5_segments, runs
+from reclaimstudy import estimate, runs
 from reclaimstudy.backends import get_backend
+from reclaimstudy.backends.gem5 import segments as gem5_segments
 from reclaimstudy.campaigns import rundir, sweeplog_writer
 from reclaimstudy.errors import StudyError
 from reclaimstudy.look_gate import LookGate

@@ -4,7 +4,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from reclaimstudy import qemu
+from reclaimstudy.backends.qemu import boot as qemu
 from reclaimstudy.build.ext4 import make_ext4
 
 BUSYBOX = Path("/bin/busybox")  # Debian's busybox-static

@@ -178,7 +178,7 @@ def test_allowed_values_are_the_ones_the_gem5_script_builds():
     """configs/gem5/reclaim_fs.py runs inside gem5, so it cannot import systems.py: the two
     lists are compared here."""
     import ast
-    from reclaimstudy.gem5_backend import CONFIG_SCRIPT
+    from reclaimstudy.backends.gem5.backend import CONFIG_SCRIPT
     tree = ast.parse(CONFIG_SCRIPT.read_text())
     constants = {node.targets[0].id: node.value for node in tree.body
                  if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from analysis.records import read_events
-from reclaimstudy import gem5_backend, runs
+from reclaimstudy import runs
+from reclaimstudy.backends.gem5 import backend as gem5_backend
 from reclaimstudy.build import disksim as disksim_build, disksim_validation, gem5 as gem5_build
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import DisksimTiming, get_system
@@ -374,7 +375,7 @@ def test_every_restore_gives_back_the_drive_that_served_the_run_so_far(tmp_path)
     run's drive must be, in every segment, the one DiskSim that served all of it: each
     segment replays exactly the requests served before it, and the whole run's requests,
     through DiskSim standalone in one go, complete when gem5's drive said they did."""
-    from reclaimstudy.gem5_segments import run_segmented
+    from reclaimstudy.backends.gem5.segments import run_segmented
 
     spec, prepared, params = _prepared()
     gem5, logs = prepared.parts["gem5"], tmp_path / "logs"

@@ -92,8 +92,8 @@ def test_job_extra_is_in_the_job_and_the_identity_and_absent_otherwise():
 @pytest.mark.slow
 def test_the_trace_runs_in_the_guest_and_splits_the_programs_start_up(tmp_path):
     from reclaimstudy import runs
+    from reclaimstudy.backends.qemu.backend import QemuBackend
     from reclaimstudy.paths import REPO
-    from reclaimstudy.qemu_backend import QemuBackend
     workload = get_workload("hot-stream")
     spec = RunSpec("test-trace", get_system("ci-tiny"), get_policy("baseline"), workload,
                    workload.arguments({"sparse_multiple": 1.0, "period_us": 20000}), 0, "qemu",

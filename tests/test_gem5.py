@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from analysis.records import read_events
-from reclaimstudy import gem5_backend, runs
+from reclaimstudy import runs
+from reclaimstudy.backends.gem5 import backend as gem5_backend
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.config.workloads import get_workload
@@ -213,7 +214,7 @@ KILL_SCRIPT = """
 import sys
 from pathlib import Path
 from reclaimstudy import runs
-from reclaimstudy.gem5_backend import Gem5Backend
+from reclaimstudy.backends.gem5.backend import Gem5Backend
 from tests.test_gem5 import segmented_spec
 runs.execute(segmented_spec(sys.argv[2]), Gem5Backend(), results=Path(sys.argv[1]),
              timeout_s=3600)
@@ -375,13 +376,13 @@ def test_gems_mmu_sets_the_accessed_and_dirty_flags_reclaim_reads(tmp_path):
 def test_a_checkpoint_saved_with_the_ide_line_high_restores_with_a_disk_that_answers(
         tmp_path, monkeypatch):
     """gem5 restores interrupt lines low but keeps the I/O APIC's record of them high
-    (reclaimstudy/gem5_checkpoint.py): a checkpoint saved with the IDE line high lost the
+    (reclaimstudy/backends/gem5/checkpoint.py): a checkpoint saved with the IDE line high lost the
     disk's next interrupt. ci-tiny's boot checkpoint gets that line high by hand; restored
     as the study restores, the run finishes; restored as gem5 alone would, the guest
     waits on its disk until the simulated-time limit."""
     import re
     import shutil
-    from reclaimstudy.gem5_segments import CONSOLE, DISK_ERROR
+    from reclaimstudy.backends.gem5.segments import CONSOLE, DISK_ERROR
 
     backend, workload = gem5_backend.Gem5Backend(), get_workload("smoke")
     spec = runs.RunSpec("pins", get_system("ci-tiny"), get_policy("baseline"), workload,

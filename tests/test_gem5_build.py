@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reclaimstudy import gem5_backend
+from reclaimstudy.backends.gem5 import backend as gem5_backend
 from reclaimstudy.build import gem5 as gem5_build
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.errors import StudyError

@@ -1,13 +1,13 @@
 """Before every restore (gem5_backend.simulate), a checkpoint's interrupt controllers are
 made to agree with the wires gem5 restores low, and its drives' state is read
-(reclaimstudy/gem5_checkpoint.py)."""
+(reclaimstudy/backends/gem5/checkpoint.py)."""
 
 import json
 import sys
 from pathlib import Path
 
-from reclaimstudy import gem5_backend
-from reclaimstudy.gem5_checkpoint import drive_state, lower_interrupt_pins
+from reclaimstudy.backends.gem5 import backend as gem5_backend
+from reclaimstudy.backends.gem5.checkpoint import drive_state, lower_interrupt_pins
 
 # The three controllers' sections as gem5 v24.0.0.1 writes them (shortened), from the
 # checkpoint where thrash-control/baseline/r3 lost its disk: the IDE line high.

@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from reclaimstudy import gem5_backend, runs
+from reclaimstudy import runs
+from reclaimstudy.backends.gem5 import backend as gem5_backend
+from reclaimstudy.backends.guest import DEVICES
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import (DisksimTiming, FlashTiming, HddTiming, get_system,
                                          system_names)
 from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
-from reclaimstudy.guest import DEVICES
 
 
 def test_every_profile_says_what_its_drive_reports_and_how_the_guest_sees_it():

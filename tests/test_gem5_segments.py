@@ -1,4 +1,4 @@
-"""gem5 runs in segments (reclaimstudy/gem5_segments.py): a run killed part-way resumes
+"""gem5 runs in segments (reclaimstudy/backends/gem5/segments.py): a run killed part-way resumes
 from its newest checkpoint and ends as it would have uninterrupted; a phase cut into
 blocks at checkpoints reads as one. The simulator here is a stand-in that writes what
 gem5 writes; tests/test_gem5.py runs the real one."""
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from analysis.table import gem5_rows, join_blocks
-from reclaimstudy import gem5_segments
+from reclaimstudy.backends.gem5 import segments as gem5_segments
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.config.workloads import get_workload

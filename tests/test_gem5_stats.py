@@ -83,7 +83,7 @@ def test_a_truncated_real_file_is_never_read_as_data(tmp_path):
 
 
 def test_a_run_whose_blocks_do_not_match_its_phases_is_refused_at_collection(tmp_path):
-    from reclaimstudy.gem5_backend import Gem5Backend
+    from reclaimstudy.backends.gem5.backend import Gem5Backend
     check = Gem5Backend().check_outputs
     stats = tmp_path / "stats.txt"
     assert check(tmp_path, 2) == "gem5 wrote no stats.txt"

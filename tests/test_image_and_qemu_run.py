@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from reclaimstudy import runs
+from reclaimstudy.backends.qemu.backend import QemuBackend
 from reclaimstudy.build import kernel as k
 from reclaimstudy.build.image import build_image
 from reclaimstudy.config.policies import KNOBS, get_policy
@@ -15,7 +16,6 @@ from reclaimstudy.config.systems import get_system
 from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import json_sha256
-from reclaimstudy.qemu_backend import QemuBackend
 from reclaimstudy.results.record import PARTIAL
 from reclaimstudy.util import hostdeps
 
@@ -171,7 +171,7 @@ def test_a_run_that_times_out_is_published_as_failed_with_the_reason(tmp_path):
 def test_a_boot_killed_before_qemu_opens_its_console_still_leaves_one(tmp_path):
     # On a slow host a short time-out can kill QEMU before it opens the serial file; the
     # run's directory must still hold a console.log (empty) for its record to point at.
-    from reclaimstudy import qemu
+    from reclaimstudy.backends.qemu import boot as qemu
     bzimage = tmp_path / "bzImage"
     bzimage.write_bytes(b"not a kernel")
     boot = qemu.Boot(bzimage=bzimage, cmdline="", memory_mib=64, disks=[],

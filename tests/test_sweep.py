@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reclaimstudy.gem5_backend import Gem5Backend
+from reclaimstudy.backends.gem5.backend import Gem5Backend
 from reclaimstudy.paths import REPO
 from reclaimstudy.results.record import PARTIAL
 from reclaimstudy.results.sweeplog import LOG, entries, summary

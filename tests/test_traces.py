@@ -16,8 +16,8 @@ from reclaimstudy.runs import RunSpec
 
 def _traced_run(tmp_path, workload_name, params, trace):
     from reclaimstudy import runs
+    from reclaimstudy.backends.qemu.backend import QemuBackend
     from reclaimstudy.paths import REPO
-    from reclaimstudy.qemu_backend import QemuBackend
     workload = get_workload(workload_name)
     spec = RunSpec("test-trace", get_system("ci-tiny"), get_policy("baseline"), workload,
                    workload.arguments(params), 0, "qemu",

@@ -14,13 +14,13 @@ import pytest
 
 from analysis.records import workload_metrics
 from reclaimstudy import runs
+from reclaimstudy.backends.qemu.backend import QemuBackend
 from reclaimstudy.build.image import write_data_file
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.config.workloads import get_workload, load_workloads
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import REPO, WORKLOADS
-from reclaimstudy.qemu_backend import QemuBackend
 from reclaimstudy.results.console import parse_console
 
 SEED_WORKLOADS = ["thrash", "mmap-seq", "desktop-launch", "hot-stream", "lazyfree", "make-grep"]

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from reclaimstudy.gem5_backend import CONFIG_SCRIPT
+from reclaimstudy.backends.gem5.backend import CONFIG_SCRIPT
 from reclaimstudy.paths import REPO
 from reclaimstudy.results.gem5_stats import simulated_values
 from reclaimstudy.util.subprocesses import run_measured

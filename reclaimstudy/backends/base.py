@@ -1,5 +1,5 @@
 """The backend contract: how a point is run on QEMU (functional, fast) or gem5 (the timing
-instrument). A backend prepares a system once (kernel, image, and whatever else it
+instrument; backends/__init__.py picks one by name). A backend prepares a system once (kernel, image, and whatever else it
 needs), runs one point into a run directory, names the file its guest console is
 written to while running, and checks its own outputs before a run is published.
 """
@@ -7,10 +7,6 @@ written to while running, and checks its own outputs before a run is published.
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from reclaimstudy.errors import StudyError
-
-BACKENDS = ("qemu", "gem5")
 
 
 @dataclass
@@ -53,15 +49,3 @@ class Backend(ABC):
     def check_outputs(self, run_dir: Path, phases: int) -> str | None:
         """Why the backend's own outputs of a finished run cannot be trusted, or None."""
         return None
-
-
-def get_backend(name: str) -> Backend:
-    if name == "qemu":
-        from reclaimstudy.qemu_backend import QemuBackend
-
-        return QemuBackend()
-    if name == "gem5":
-        from reclaimstudy.gem5_backend import Gem5Backend
-
-        return Gem5Backend()
-    raise StudyError(f"unknown backend '{name}'; allowed: {', '.join(BACKENDS)}")
