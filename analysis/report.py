@@ -29,11 +29,12 @@ from markdown_it import MarkdownIt  # noqa: E402
 from analysis.compare import compare, format_text, policy_order  # noqa: E402
 from analysis.idle_sweep import idle_sweep_figure, idle_sweeps  # noqa: E402
 from analysis.paired import paired  # noqa: E402
+from analysis.published import FINDINGS, PUBLISHED  # noqa: E402
 from analysis.regimes import regime_checks  # noqa: E402
 from analysis.reproduction_plot import reproduction_figure  # noqa: E402
 from analysis.seeds import caveats_for, repetition_values, reproduction, unmeasured  # noqa: E402
 from analysis.sequential_replay import sequential_verdicts  # noqa: E402
-from analysis.table import (export, folder_table, study_runs, workload_declarations)
+from analysis.table import export, folder_table, study_runs, workload_declarations  # noqa: E402
 from analysis.verdicts import short  # noqa: E402
 from reclaimstudy.errors import StudyError  # noqa: E402
 from reclaimstudy.results import sweeplog  # noqa: E402
@@ -417,10 +418,6 @@ def _seed_rows(seeds: pd.DataFrame, regimes: pd.DataFrame, table: pd.DataFrame) 
     return rows
 
 
-# A study's published copy (analysis/publish.py) is results/PUBLISHED/<study>/; what we
-# found (by hand, from the evidence) is its FINDINGS file, shown by both reports.
-PUBLISHED = "published"
-FINDINGS = "findings.md"
 # findings.md's sections that are not experiments: the study's state as a whole (say,
 # paused on a fault of the instrument) and the history of the instrument (its faults
 # found, what they cost, the restarts). Both are about the study's making, not its

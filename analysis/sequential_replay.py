@@ -19,10 +19,13 @@ import pandas as pd
 
 from analysis.compare import compare
 from analysis.paired import EQUIVALENT, REPRODUCED, REVERSED
+from analysis.published import published_dir, published_table
+from analysis.regimes import regime_checks
 from analysis.seeds import reproduction
 from analysis.sequential import holm_decisions
 from analysis.verdicts import short
 from reclaimstudy.config.verdict_rules import VerdictRules
+from reclaimstudy.results.record import published_runs
 
 KEY = ["experiment", "what", "backend", "system"]
 
@@ -154,9 +157,6 @@ def replay(table: pd.DataFrame, regimes: pd.DataFrame | None, baseline: str,
 
 def replay_published(study, results, looks: tuple[int, ...], spending: str | None = None):
     """replay() over a study's published table and run.json files, at `looks`."""
-    from analysis.publish import published_dir, published_runs, published_table
-    from analysis.regimes import regime_checks
-
     table = published_table(study, results)
     ids = set(table["run_id"])
     kept = [run for run in published_runs(published_dir(study.name, results), study.name)

@@ -172,7 +172,7 @@ def run_rows(run: PublishedRun) -> list[dict]:
             "status": record["status"]}
     if record["status"] != "ok":
         return [{**base, **row(FAILED, "run", None, 1.0)}]
-    restored = run_dir / "rows.parquet"  # analysis/publish.restore: its published rows
+    restored = run_dir / "rows.parquet"  # reclaimstudy/campaigns/restore.py: its published rows
     if restored.is_file() and not (run_dir / "events.jsonl").is_file():
         return pd.read_parquet(restored).to_dict("records")
     events = read_events(run_dir)
@@ -238,7 +238,7 @@ def _shared_artefacts(run: PublishedRun) -> str:
                       sort_keys=True)
 
 
-# Written by analysis/publish.restore into the study folder it fills on a new machine: how
+# Written by reclaimstudy/campaigns/restore.py into the study folder it fills on a new machine: how
 # many runs the machines before had set aside. Their runs are not brought back, so without
 # it the report of a restored study would say none ever were.
 SET_ASIDE_BEFORE = "set-aside-before.json"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from rich.text import Text
 
-from reclaimstudy.carry import DEFAULT_MIN_CPU_S
+from reclaimstudy.campaigns.carry import DEFAULT_MIN_CPU_S
+from reclaimstudy.campaigns.sweep import STATUS_EVERY_S
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import RESULTS
-from reclaimstudy.sweep import STATUS_EVERY_S
 from reclaimstudy.util.progress import console
 
 
@@ -101,8 +101,8 @@ def parse_params(pairs: list[str]) -> dict:
 
 
 def cmd_run(args) -> int:
-    from reclaimstudy import runs
     from reclaimstudy.backends import get_backend
+    from reclaimstudy.campaigns import runs
     from reclaimstudy.config.policies import get_policy
     from reclaimstudy.config.systems import get_system
     from reclaimstudy.config.workloads import get_workload
@@ -143,15 +143,15 @@ def _job_extra(path: Path | None) -> str:
 
 
 def cmd_sweep(args) -> int:
-    from reclaimstudy.studies import load_study
-    from reclaimstudy.sweep import run_sweep
+    from reclaimstudy.campaigns.studies import load_study
+    from reclaimstudy.campaigns.sweep import run_sweep
 
     study = load_study(args.study)
     if getattr(args, "only", None):
         study = study.select(args.only)
     backend = resolve_backend(args.backend)
     if args.on == "slurm":
-        from reclaimstudy.cluster import SlurmOptions, submit
+        from reclaimstudy.campaigns.cluster import SlurmOptions, submit
 
         if args.jobs is not None:
             raise StudyError("--jobs is for a sweep on this machine; on Slurm, --max-running "
@@ -171,8 +171,8 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_status(args) -> int:
-    from reclaimstudy.cluster import print_status
-    from reclaimstudy.studies import load_study
+    from reclaimstudy.campaigns.cluster import print_status
+    from reclaimstudy.campaigns.studies import load_study
 
     states = print_status(load_study(args.study), resolve_backend(args.backend, showing=True),
                           args.results)
@@ -180,7 +180,7 @@ def cmd_status(args) -> int:
 
 
 def cmd_slurm_step(args) -> int:
-    from reclaimstudy import cluster
+    from reclaimstudy.campaigns import cluster
 
     step = cluster.prepare_step if args.command == "slurm-prepare" else cluster.task_step
     return step(args.ledger)
@@ -189,7 +189,7 @@ def cmd_slurm_step(args) -> int:
 def cmd_compare(args) -> int:
     from analysis.compare import compare, format_text
     from analysis.table import build_table, export
-    from reclaimstudy.studies import load_study
+    from reclaimstudy.campaigns.studies import load_study
 
     study = load_study(args.study)
     table = build_table(args.results / study.name, study.name, study.points())
@@ -203,11 +203,11 @@ def cmd_compare(args) -> int:
 
 def cmd_pairs(args) -> int:
     from analysis.pairs import experiment_rows, format_pairs, metric_pairs
-    from reclaimstudy.studies import load_study
+    from reclaimstudy.campaigns.studies import load_study
 
     study = load_study(args.study)
     if args.published:
-        from analysis.publish import published_table
+        from analysis.published import published_table
         table = published_table(study, args.results)
     else:
         from analysis.table import build_table
@@ -220,8 +220,8 @@ def cmd_pairs(args) -> int:
 
 def cmd_replay(args) -> int:
     from analysis.sequential_replay import format_replay, replay_published
+    from reclaimstudy.campaigns.studies import load_study
     from reclaimstudy.config.verdict_rules import verdict_rules
-    from reclaimstudy.studies import load_study
 
     study = load_study(args.study)
     looks = args.looks or study.verdicts.looks
@@ -237,10 +237,11 @@ def cmd_replay(args) -> int:
 
 def cmd_ladder(args) -> int:
     from analysis.ladder import compare_rungs, format_ladder
-    from analysis.publish import published_dir, published_runs, published_table
+    from analysis.published import published_dir, published_table
     from analysis.regimes import regime_checks
     from analysis.table import folder_table
-    from reclaimstudy.studies import load_study
+    from reclaimstudy.campaigns.studies import load_study
+    from reclaimstudy.results.record import published_runs
 
     rung, reference = load_study(args.study), load_study(args.against)
     if args.published:
@@ -268,9 +269,9 @@ def _looks(text: str) -> tuple[int, ...]:
 
 
 def cmd_report(args) -> int:
-    from analysis.publish import report_published
     from analysis.report import build_report
-    from reclaimstudy.studies import load_study
+    from reclaimstudy.campaigns.publish import report_published
+    from reclaimstudy.campaigns.studies import load_study
 
     build = report_published if getattr(args, "published", False) else build_report
     written = build(load_study(args.study), args.results)
@@ -280,11 +281,11 @@ def cmd_report(args) -> int:
 
 
 def cmd_publish(args) -> int:
-    from analysis.publish import publish
-    from reclaimstudy.studies import load_study
+    from reclaimstudy.campaigns.publish import publish
+    from reclaimstudy.campaigns.studies import load_study
 
     if args.restore:
-        from analysis.publish import restore, restore_carried
+        from reclaimstudy.campaigns.restore import restore, restore_carried
         study = load_study(args.study)
         count = restore(study, args.results)
         console.print(f"restored {count} published run(s) into {args.results / args.study}")
@@ -301,8 +302,8 @@ def cmd_publish(args) -> int:
 
 def cmd_carry(args) -> int:
     """Pack a study's unfinished gem5 runs into its published folder, for the next machine."""
-    from analysis.publish import carry_runs
-    from reclaimstudy.studies import load_study
+    from reclaimstudy.campaigns.publish import carry_runs
+    from reclaimstudy.campaigns.studies import load_study
 
     study = load_study(args.study)
     outcome = carry_runs(study, args.results, args.min_cpu_s)
@@ -325,12 +326,12 @@ def cmd_carry(args) -> int:
 
 def cmd_repeat(args) -> int:
     """Make published runs again in a scratch folder and compare them value for value."""
-    from analysis import repeat
-    from analysis.publish import published_table
-    from reclaimstudy import runs
+    from analysis.published import published_table
     from reclaimstudy.backends import get_backend
-    from reclaimstudy.studies import load_study
-    from reclaimstudy.sweep import run_sweep
+    from reclaimstudy.campaigns import repeat
+    from reclaimstudy.campaigns import runs
+    from reclaimstudy.campaigns.studies import load_study
+    from reclaimstudy.campaigns.sweep import run_sweep
 
     study = load_study(args.study).select(args.only)
     backend = resolve_backend(args.backend)

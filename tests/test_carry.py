@@ -1,4 +1,4 @@
-"""Unfinished gem5 runs carried to a new machine (reclaimstudy/carry.py): packed from one
+"""Unfinished gem5 runs carried to a new machine (reclaimstudy/campaigns/carry.py): packed from one
 study folder's saved segments, unpacked into another's, never over a run that is further
 along or finished there. The real round trip through gem5 is in tests/test_gem5.py."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reclaimstudy import carry
+from reclaimstudy.campaigns import carry
 from reclaimstudy.errors import StudyError
 from reclaimstudy.results.record import CHECKPOINTS
 

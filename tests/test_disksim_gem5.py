@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from analysis.records import read_events
-from reclaimstudy import runs
 from reclaimstudy.backends.gem5 import backend as gem5_backend
 from reclaimstudy.build import disksim as disksim_build, disksim_validation, gem5 as gem5_build
+from reclaimstudy.campaigns import runs
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import DisksimTiming, get_system
 from reclaimstudy.config.workloads import get_workload

@@ -2,11 +2,11 @@
 
 import pytest
 
-from reclaimstudy import runs
+from reclaimstudy.campaigns import runs
+from reclaimstudy.campaigns.estimate import cost_book, duration, remaining_seconds
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.config.workloads import get_workload
-from reclaimstudy.estimate import cost_book, duration, remaining_seconds
 from reclaimstudy.results import record
 from tests.runfactory import make_record, write_run
 

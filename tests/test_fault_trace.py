@@ -3,11 +3,11 @@ prints (lines as the guest's tracefs and /proc/PID/maps write them)."""
 import pytest
 
 from analysis import fault_trace
+from reclaimstudy.campaigns.runs import RunSpec, job_text
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.results import record
-from reclaimstudy.runs import RunSpec, job_text
 
 CONSOLE = """\
 TRACE: ino exe=6097 dat=6098 stream=6099
@@ -91,8 +91,8 @@ def test_job_extra_is_in_the_job_and_the_identity_and_absent_otherwise():
 
 @pytest.mark.slow
 def test_the_trace_runs_in_the_guest_and_splits_the_programs_start_up(tmp_path):
-    from reclaimstudy import runs
     from reclaimstudy.backends.qemu.backend import QemuBackend
+    from reclaimstudy.campaigns import runs
     from reclaimstudy.paths import REPO
     workload = get_workload("hot-stream")
     spec = RunSpec("test-trace", get_system("ci-tiny"), get_policy("baseline"), workload,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from analysis.records import read_events
-from reclaimstudy import runs
 from reclaimstudy.backends.gem5 import backend as gem5_backend
+from reclaimstudy.campaigns import runs
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.config.workloads import get_workload
@@ -289,8 +289,8 @@ def test_a_gem5_run_killed_in_its_second_phase_resumes_here_or_carried_as_if_nev
     os.killpg(victim.pid, signal.SIGKILL)
     victim.wait()
     killed_seconds = time.monotonic() - started
-    # Carried as to a new machine (reclaimstudy/carry.py), to be resumed there below.
-    from reclaimstudy import carry
+    # Carried as to a new machine (reclaimstudy/campaigns/carry.py), to be resumed there below.
+    from reclaimstudy.campaigns import carry
     packed = carry.pack(results / "segments", tmp_path / "published", min_cpu_s=0)["packed"]
     assert [run_id for run_id, _ in packed] == [whole["run_id"]]
     resumed = runs.execute(spec, backend, results, timeout_s=3600)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from reclaimstudy import runs
 from reclaimstudy.backends.gem5 import backend as gem5_backend
 from reclaimstudy.backends.guest import DEVICES
+from reclaimstudy.campaigns import runs
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import (DisksimTiming, FlashTiming, HddTiming, get_system,
                                          system_names)

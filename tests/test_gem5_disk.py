@@ -10,8 +10,8 @@ import pytest
 from analysis.disk_calibration import calibration
 from analysis.records import read_events
 from analysis.table import gem5_rows
-from reclaimstudy import runs
 from reclaimstudy.backends.gem5 import backend as gem5_backend
+from reclaimstudy.campaigns import runs
 from reclaimstudy.config.disk_model import null_disk
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system

@@ -1,7 +1,7 @@
 """A run records which processor made it, finely enough to tell two machines apart
 when the VM names both just "AMD EPYC"."""
 
-from reclaimstudy import runs
+from reclaimstudy.campaigns import runs
 
 TWO_CORES = """processor\t: 0
 vendor_id\t: AuthenticAMD

@@ -59,7 +59,7 @@ def test_one_idle_time_is_no_sweep(tmp_path):
 
 def test_the_report_draws_the_sweep_with_its_runs(tmp_path):
     from analysis.report import build_report
-    from reclaimstudy.studies import load_study
+    from reclaimstudy.campaigns.studies import load_study
     study_file = tmp_path / "idle.toml"
     study_file.write_text(
         'description = "d"\nbaseline = "baseline"\nrepetitions = 1\nsystems = ["desktop-hdd-64"]\n'

@@ -7,10 +7,10 @@ import subprocess
 
 import pytest
 
-from reclaimstudy import runs
 from reclaimstudy.backends.qemu.backend import QemuBackend
 from reclaimstudy.build import kernel as k
 from reclaimstudy.build.image import build_image
+from reclaimstudy.campaigns import runs
 from reclaimstudy.config.policies import KNOBS, get_policy
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.config.workloads import get_workload

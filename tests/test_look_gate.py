@@ -8,9 +8,9 @@ import time
 import pandas as pd
 
 from analysis.sequential_replay import complete_pairs, stopped_experiments
-from reclaimstudy import look_gate, runs, sweep
+from reclaimstudy.campaigns import look_gate, runs, sweep
+from reclaimstudy.campaigns.studies import load_study
 from reclaimstudy.config.verdict_rules import VerdictRules
-from reclaimstudy.studies import load_study
 from tests.runfactory import ebizzy_table
 from tests.test_sweep_prepare import Backend, executed
 

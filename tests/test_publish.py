@@ -9,9 +9,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.publish import publish, published_dir, report_published
+from analysis.published import published_dir
+from reclaimstudy.campaigns.publish import publish, report_published
+from reclaimstudy.campaigns.studies import load_study
 from reclaimstudy.errors import StudyError
-from reclaimstudy.studies import load_study
 from tests.runfactory import changed
 from tests.test_regimes import half_in_regime
 
@@ -154,7 +155,7 @@ def test_findings_edited_while_publishing_are_kept(published, monkeypatch):
     results, _, _ = published
     target = published_dir("smoke", results)
     (target / "findings.md").write_text("## thrash\nFirst text.\n")
-    import analysis.publish as publish_module
+    import reclaimstudy.campaigns.publish as publish_module
     write_report = publish_module._report_in
 
     def edited_meanwhile(study, staging):  # a person saves while the report is written
@@ -208,7 +209,7 @@ def test_restored_runs_count_as_done_and_report_as_published(published, monkeypa
     results, original, _ = published
     made_from_runs = body(original["markdown"])
     shutil.rmtree(results / "smoke")  # a new machine: only the repository's copy is left
-    from analysis.publish import restore
+    from reclaimstudy.campaigns.restore import restore
     assert restore(load_study("smoke"), results) == 18
     assert restore(load_study("smoke"), results) == 0  # nothing twice
     restored = [p for p in (results / "smoke").iterdir() if p.is_dir() and p.name != ".partial"]
@@ -219,7 +220,7 @@ def test_restored_runs_count_as_done_and_report_as_published(published, monkeypa
 
     # The sweep finds every run done and starts none (its backend prepares nothing new:
     # the restored runs' artefacts are the ones it would use).
-    from reclaimstudy import sweep
+    from reclaimstudy.campaigns import sweep
     record = json.loads((restored[0] / "run.json").read_text())
 
     class Prepared:
@@ -240,8 +241,8 @@ def test_restored_runs_count_as_done_and_report_as_published(published, monkeypa
 
 
 def test_runs_set_aside_before_a_restore_stay_counted_on_the_new_machine(published):
-    from analysis.publish import restore
     from analysis.table import build_table
+    from reclaimstudy.campaigns.restore import restore
     results, _, _ = published
     study = results / "smoke"
     for run in list(study.iterdir()):  # an older generation: the same points on another image
@@ -268,8 +269,8 @@ def test_runs_set_aside_before_a_restore_stay_counted_on_the_new_machine(publish
 
 
 def test_the_sweep_log_is_published_carried_across_machines_and_reported(published):
-    from analysis.publish import restore
     from reclaimstudy.campaigns import sweeplog_writer
+    from reclaimstudy.campaigns.restore import restore
     from reclaimstudy.results import sweeplog
     results, _, _ = published
     study = results / "smoke"
@@ -295,7 +296,7 @@ def test_the_sweep_log_is_published_carried_across_machines_and_reported(publish
 
 def test_a_second_publisher_waits_for_the_first(published, capsys):
     import threading
-    from analysis.publish import publishing
+    from reclaimstudy.campaigns.publish import publishing
     results, _, _ = published
     study = load_study("smoke")
     finished = threading.Event()
@@ -317,7 +318,7 @@ def test_the_report_is_written_before_the_folder_is_swapped_in(published, monkey
     results, _, _ = published
     target = published_dir("smoke", results)
     arriving = []
-    import analysis.publish as publish_module
+    import reclaimstudy.campaigns.publish as publish_module
     replace_dir = publish_module.replace_dir
 
     def watched(new, replaced):
@@ -335,8 +336,9 @@ def test_the_report_is_written_before_the_folder_is_swapped_in(published, monkey
 
 
 def test_unfinished_runs_are_carried_kept_by_publishing_until_they_finish_and_restored(published):
-    from analysis.publish import carry_runs, restore, restore_carried
-    from reclaimstudy import carry
+    from reclaimstudy.campaigns import carry
+    from reclaimstudy.campaigns.publish import carry_runs
+    from reclaimstudy.campaigns.restore import restore, restore_carried
     from reclaimstudy.results.record import CHECKPOINTS
     from tests.test_carry import unfinished_run
     results, _, _ = published
@@ -364,6 +366,6 @@ def test_unfinished_runs_are_carried_kept_by_publishing_until_they_finish_and_re
 
 
 def test_carrying_what_was_never_published_says_to_publish_first(tmp_path):
-    from analysis.publish import carry_runs
+    from reclaimstudy.campaigns.publish import carry_runs
     with pytest.raises(StudyError, match=r"not published yet: run `./study publish smoke` first"):
         carry_runs(load_study("smoke"), tmp_path)

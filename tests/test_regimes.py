@@ -185,7 +185,7 @@ def half_in_regime(tmp_path):
 
 def test_the_report_prints_each_runs_regime_and_marks_an_experiment_out_of_it(tmp_path):
     from analysis.report import build_report
-    from reclaimstudy.studies import load_study
+    from reclaimstudy.campaigns.studies import load_study
     study_file, results = half_in_regime(tmp_path)
     markdown = build_report(load_study(str(study_file)), results)["markdown"].read_text()
     assert "**Regime** (seed 000a's effect needs a desktop that thrashes" in markdown
@@ -201,7 +201,7 @@ def test_the_report_prints_each_runs_regime_and_marks_an_experiment_out_of_it(tm
 
 def test_the_report_prints_a_plain_threshold_without_memory(tmp_path):
     from analysis.report import build_report
-    from reclaimstudy.studies import load_study
+    from reclaimstudy.campaigns.studies import load_study
     study_file = tmp_path / "regimes.toml"
     study_file.write_text(
         'description = "d"\nbaseline = "baseline"\nrepetitions = 1\nsystems = ["desktop-hdd-64"]\n'
@@ -220,7 +220,7 @@ def test_a_regime_of_every_policy_names_none_beside_one_of_a_policy(tmp_path):
     """A report with the desktop's regime (baseline runs) and make-grep's (every run):
     make-grep's line names no policy (its empty policy once read as NaN)."""
     from analysis.report import build_report
-    from reclaimstudy.studies import load_study
+    from reclaimstudy.campaigns.studies import load_study
     study_file = tmp_path / "regimes.toml"
     study_file.write_text(
         'description = "d"\nbaseline = "baseline"\nrepetitions = 1\nsystems = ["desktop-hdd-64"]\n'
@@ -256,7 +256,7 @@ def test_where_some_runs_fall_short_the_seed_table_judges_the_pairs_in_regime_al
     r0-r2 (in regime; the late rounds 100x slower than with it) but settles in r3 (out;
     no difference). All four pairs: inconclusive; the three in regime: reproduced."""
     from analysis.report import build_report
-    from reclaimstudy.studies import load_study
+    from reclaimstudy.campaigns.studies import load_study
     study_file = tmp_path / "regimes.toml"
     study_file.write_text(
         'description = "d"\nbaseline = "old-refault-distance"\nrepetitions = 4\n'

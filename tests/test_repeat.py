@@ -6,12 +6,12 @@ import math
 import pandas as pd
 import pytest
 
-from analysis.repeat import (Repeated, check_selection, describe, differences, newer_metrics,
-                             note_builds)
-from reclaimstudy import runs
+from reclaimstudy.campaigns import runs
+from reclaimstudy.campaigns.repeat import (Repeated, check_selection, describe, differences,
+                                           newer_metrics, note_builds)
+from reclaimstudy.campaigns.studies import load_study
+from reclaimstudy.campaigns.sweep import repeated_builds
 from reclaimstudy.errors import StudyError
-from reclaimstudy.studies import load_study
-from reclaimstudy.sweep import repeated_builds
 
 
 def rows(values):

@@ -13,9 +13,9 @@ import pytest
 from analysis.records import read_events
 from analysis.report import build_report
 from analysis.table import build_table, guest_rows
+from reclaimstudy.campaigns.studies import load_study
 from reclaimstudy.errors import StudyError
 from reclaimstudy.results.record import PublishedRun
-from reclaimstudy.studies import load_study
 from tests.runfactory import changed, make_record, write_run
 
 RUNS = Path(__file__).parent / "fixtures" / "runs"
@@ -469,7 +469,7 @@ def test_a_published_reports_first_screen_at_1366x768_holds_its_whole_summary_pl
     """The published study's report (seeds-gem5: 17 verdicts), rebuilt from a copy of its
     folder as `./study report --published` builds it: every verdict's row of the plot on
     the first screen, and the verdict table beside no horizontal scrolling."""
-    from analysis.publish import report_published
+    from reclaimstudy.campaigns.publish import report_published
     study = table.parent.parent.name
     copy = tmp_path / "results" / "published" / study
     shutil.copytree(table.parent.parent, copy, ignore=shutil.ignore_patterns("in-flight"))

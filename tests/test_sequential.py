@@ -86,8 +86,8 @@ PUBLISHED = Path(__file__).resolve().parents[1] / "results" / "published" / "see
                     reason="the published seeds-gem5 table is not in this checkout")
 def test_replayed_over_the_published_pairs_the_rule_saves_runs_and_keeps_every_verdict():
     from analysis.sequential_replay import replay_published
+    from reclaimstudy.campaigns.studies import load_study
     from reclaimstudy.paths import RESULTS
-    from reclaimstudy.studies import load_study
 
     (rows, experiments), _ = replay_published(load_study("seeds-gem5"), RESULTS, LOOKS,
                                               "obrien-fleming")
@@ -116,12 +116,13 @@ def test_a_sequential_studys_report_says_the_look_each_verdict_was_decided_at():
     import dataclasses
 
     from analysis.compare import compare
-    from analysis.publish import published_runs, published_table
+    from analysis.published import published_table
     from analysis.regimes import regime_checks
     from analysis.seeds import reproduction
     from analysis.sequential_replay import sequential_verdicts
+    from reclaimstudy.campaigns.studies import load_study
     from reclaimstudy.paths import RESULTS
-    from reclaimstudy.studies import load_study
+    from reclaimstudy.results.record import published_runs
 
     study = load_study("seeds-gem5")
     sequential = dataclasses.replace(study, verdicts=study.verdicts.model_copy(

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from reclaimstudy import slurm
-from reclaimstudy.cluster import SlurmOptions, classify
+from reclaimstudy.campaigns import slurm
+from reclaimstudy.campaigns.cluster import SlurmOptions, classify
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import REPO
 from reclaimstudy.results.record import PublishedRun
@@ -180,7 +180,8 @@ def test_smoke_study_as_a_job_array_survives_a_cancelled_task(cluster, tmp_path)
 
 def test_smoke_and_sweep_reach_the_local_sweep_with_their_options(monkeypatch, tmp_path):
     """`./study smoke` shares sweep's code path but has no --on: it sweeps here."""
-    from reclaimstudy import cli, sweep
+    from reclaimstudy import cli
+    from reclaimstudy.campaigns import sweep
 
     called = []
 
@@ -199,8 +200,8 @@ def test_smoke_and_sweep_reach_the_local_sweep_with_their_options(monkeypatch, t
 
 
 def test_status_counts_each_experiments_runs_and_its_complete_repetitions():
-    from reclaimstudy.cluster import RunState, by_experiment
-    from reclaimstudy.studies import load_study
+    from reclaimstudy.campaigns.cluster import RunState, by_experiment
+    from reclaimstudy.campaigns.studies import load_study
     runs = load_study("seeds-gem5").select(["ebizzy/*/*/r[012]"]).runs("gem5")
     done = {(s.policy.name, s.repetition) for _, s in runs} - {("mglru", 1)}
     states = [RunState(s.point(), "id", "done" if (s.policy.name, s.repetition) in done
@@ -230,8 +231,8 @@ def test_status_names_the_runs_its_plan_does_not_show(tmp_path):
     """Without GEM5, status shows the QEMU plan: the study's gem5 runs must not read as
     'not run' with no word of them (seen on seeds-gem5: 275 not run, 86 there)."""
     import shutil
-    from reclaimstudy.cluster import outside_plan
-    from reclaimstudy.studies import load_study
+    from reclaimstudy.campaigns.cluster import outside_plan
+    from reclaimstudy.campaigns.studies import load_study
     shutil.copytree(Path(__file__).parent / "fixtures" / "runs" / "smoke", tmp_path / "smoke")
     run_dirs = sorted(p for p in (tmp_path / "smoke").iterdir() if (p / "run.json").is_file())
     gem5_run = run_dirs[0] / "run.json"

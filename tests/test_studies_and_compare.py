@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from analysis.compare import compare, format_text, summarize
+from reclaimstudy.campaigns.studies import load_study
 from reclaimstudy.errors import StudyError
-from reclaimstudy.studies import load_study
 
 GOOD_EXPERIMENT = '[[experiment]]\nname = "t"\nworkload = "thrash"\npolicies = ["baseline", "mglru"]\n'
 
@@ -259,7 +259,7 @@ def test_rates_are_averaged_harmonically_and_a_higher_rate_reads_better():
 
 
 def test_only_narrows_a_sweep_to_the_runs_its_patterns_name():
-    from reclaimstudy.studies import load_study
+    from reclaimstudy.campaigns.studies import load_study
     study = load_study("seeds-gem5")
     every = study.runs("gem5")
     chosen = study.select(["thrash/*/desktop-ssd-96/r[01]", "desktop/baseline/*/r0"]).runs("gem5")
@@ -332,7 +332,7 @@ def test_progress_and_status_name_runs_as_only_takes_them():
 
 
 def test_only_refuses_a_pattern_that_names_no_run():
-    from reclaimstudy.studies import load_study
+    from reclaimstudy.campaigns.studies import load_study
     with pytest.raises(StudyError, match=r"--only 'desktop/baseline/\*/r10' matches no run of "
                                          r"study seeds-gem5; runs are named experiment/policy/"
                                          r"system/rN, e\.g\. ebizzy/baseline/desktop-hdd-96/r0"):

@@ -97,7 +97,7 @@ def test_an_exception_in_the_waiting_caller_kills_the_simulator(tmp_path):
 def test_a_stopped_sweeps_pool_ends_at_once_and_later_runs_may_start(tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
-    from reclaimstudy.sweep import _stopped_together
+    from reclaimstudy.campaigns.sweep import _stopped_together
 
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from reclaimstudy.backends.gem5.backend import Gem5Backend
+from reclaimstudy.campaigns.sweep import current_phase
 from reclaimstudy.paths import REPO
 from reclaimstudy.results.record import PARTIAL
 from reclaimstudy.results.sweeplog import LOG, entries, summary
-from reclaimstudy.sweep import current_phase
 from tests.waiting import wait_while_running
 
 pytestmark = pytest.mark.slow

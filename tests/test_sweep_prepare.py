@@ -8,10 +8,10 @@ import threading
 
 import pytest
 
-from reclaimstudy import cluster, runs, sweep
+from reclaimstudy.campaigns import cluster, runs, sweep
+from reclaimstudy.campaigns.studies import load_study
 from reclaimstudy.errors import StudyError
 from reclaimstudy.results import record
-from reclaimstudy.studies import load_study
 
 # Two systems: ebizzy runs on desktop-hdd-96, thrash on desktop-ssd-96.
 SELECTION = ["ebizzy/*/*/r0", "thrash/*/*/r0"]

@@ -72,8 +72,8 @@ def test_no_log_gives_no_summary(tmp_path):
 def test_a_sweep_stopped_by_an_exception_logs_its_end_with_the_reason(tmp_path, monkeypatch):
     import pytest
 
-    from reclaimstudy import runs, sweep
-    from reclaimstudy.studies import load_study
+    from reclaimstudy.campaigns import runs, sweep
+    from reclaimstudy.campaigns.studies import load_study
 
     class Prepared:
         identity = {"kernel": "k", "image": "i"}

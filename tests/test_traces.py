@@ -8,15 +8,15 @@ import pytest
 
 from analysis import trace_counts
 from analysis.records import phase_vmstat_deltas, read_events
+from reclaimstudy.campaigns.runs import RunSpec
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.config.workloads import get_workload
-from reclaimstudy.runs import RunSpec
 
 
 def _traced_run(tmp_path, workload_name, params, trace):
-    from reclaimstudy import runs
     from reclaimstudy.backends.qemu.backend import QemuBackend
+    from reclaimstudy.campaigns import runs
     from reclaimstudy.paths import REPO
     workload = get_workload(workload_name)
     spec = RunSpec("test-trace", get_system("ci-tiny"), get_policy("baseline"), workload,

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from analysis.records import workload_metrics
-from reclaimstudy import runs
 from reclaimstudy.backends.qemu.backend import QemuBackend
 from reclaimstudy.build.image import write_data_file
+from reclaimstudy.campaigns import runs
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.config.workloads import get_workload, load_workloads

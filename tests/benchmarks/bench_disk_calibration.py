@@ -9,8 +9,8 @@ import argparse
 from pathlib import Path
 
 from analysis.disk_calibration import markdown
-from reclaimstudy import runs
 from reclaimstudy.backends.gem5 import backend as gem5_backend
+from reclaimstudy.campaigns import runs
 from reclaimstudy.config.disk_model import null_disk
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system

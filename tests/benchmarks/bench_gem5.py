@@ -17,8 +17,8 @@ import tempfile
 from pathlib import Path
 
 from analysis.metrics import GEM5
-from reclaimstudy import runs
 from reclaimstudy.backends.gem5 import backend as gem5_backend
+from reclaimstudy.campaigns import runs
 from reclaimstudy.cli import parse_params
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
 
-from reclaimstudy import runs
+from reclaimstudy.campaigns import runs
 from reclaimstudy.results import record
 from reclaimstudy.results.record import host_wall_seconds
 

@@ -9,7 +9,7 @@ import threading
 import time
 from pathlib import Path
 
-from reclaimstudy.studies import Study
+from reclaimstudy.campaigns.studies import Study
 
 POLL_S = 10.0
 

@@ -4,6 +4,7 @@ import fnmatch
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from reclaimstudy.campaigns.runs import RunSpec
 from reclaimstudy.config.policies import get_policy, load_policies
 from reclaimstudy.config.systems import get_system, system_names
 from reclaimstudy.config.tomlfile import check_keys, load
@@ -12,7 +13,6 @@ from reclaimstudy.config.workloads import get_workload, workload_dirs
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import CONFIGS
 from reclaimstudy.results.record import point_key
-from reclaimstudy.runs import RunSpec
 
 STUDIES_DIR = CONFIGS / "studies"
 

@@ -12,9 +12,9 @@ from typing import NamedTuple
 import pandas as pd
 
 from analysis.table import run_rows, study_runs
-from reclaimstudy import runs
+from reclaimstudy.campaigns import runs
+from reclaimstudy.campaigns.sweep import record_repeated_build
 from reclaimstudy.errors import StudyError
-from reclaimstudy.sweep import record_repeated_build
 
 # What names one value of a run's table.
 ROW_KEY = ["source", "phase", "metric", "index"]

@@ -25,14 +25,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reclaimstudy import runs, slurm
 from reclaimstudy.backends import get_backend
+from reclaimstudy.campaigns import runs, slurm
 from reclaimstudy.campaigns import rundir, sweeplog_writer
+from reclaimstudy.campaigns.studies import Study, load_study
+from reclaimstudy.campaigns.sweep import OVERHEAD_MIB, check_same_bytes, repeated_builds
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import REPO
 from reclaimstudy.results import record
-from reclaimstudy.studies import Study, load_study
-from reclaimstudy.sweep import OVERHEAD_MIB, check_same_bytes, repeated_builds
 from reclaimstudy.util.progress import console
 
 SLURM_DIR = ".slurm"

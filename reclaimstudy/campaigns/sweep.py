@@ -16,15 +16,15 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reclaimstudy import estimate, runs
 from reclaimstudy.backends import get_backend
 from reclaimstudy.backends.gem5 import segments as gem5_segments
+from reclaimstudy.campaigns import estimate, runs
 from reclaimstudy.campaigns import rundir, sweeplog_writer
+from reclaimstudy.campaigns.look_gate import LookGate
+from reclaimstudy.campaigns.studies import Study
 from reclaimstudy.errors import StudyError
-from reclaimstudy.look_gate import LookGate
 from reclaimstudy.results import record
 from reclaimstudy.results.console import parse_console_file
-from reclaimstudy.studies import Study
 from reclaimstudy.util import subprocesses
 from reclaimstudy.util.progress import console
 
