@@ -19,7 +19,7 @@ RUN = "desktop-launch-baseline-desktop-hdd-64-r0-gem5-0123456789"
 
 
 def save_segment(work: Path, index: int, cpu_seconds: float = 500.0):
-    """A segment as gem5_segments leaves it: outputs, complete.json, its checkpoint; the
+    """A segment as backends/gem5/segments.py leaves it: outputs, complete.json, its checkpoint; the
     one before loses its checkpoint (only the newest is kept)."""
     directory = work / f"seg-{index:03d}"
     (directory / "cpt").mkdir(parents=True)

@@ -1,7 +1,7 @@
 """Unfinished gem5 runs carried from one machine to the next.
 
 A segmented gem5 run keeps its saved segments on the machine that runs it
-(results/STUDY/.checkpoints/RUN_ID, gem5_segments). A run longer than what is left of a
+(results/STUDY/.checkpoints/RUN_ID, backends/gem5/segments.py). A run longer than what is left of a
 session (the desktop's 1.7-2.4 hours, once gem5 is built on a new machine) would start
 from its boot on every new machine and never finish. `./study carry STUDY` packs each
 unfinished run's saved segments (their outputs and the newest checkpoint) into

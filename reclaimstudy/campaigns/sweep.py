@@ -149,7 +149,7 @@ def _stopped_together(pool: ThreadPoolExecutor):
 
 # What a run's artefacts must be byte for byte, given its id: (what, run.json's
 # artefacts key, the field with its checksum). Not gem5's binary: its bytes hold its
-# compile time, and runs are keyed by what it simulates (gem5_backend.simulator_key).
+# compile time, and runs are keyed by what it simulates (Gem5.simulator_key, backends/gem5/backend.py).
 BYTES_CHECKED = (("kernel", "kernel", "vmlinux_sha256"), ("image", "image", "root_sha256"))
 
 

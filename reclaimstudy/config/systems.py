@@ -242,7 +242,7 @@ class Disk(Part):
         disk its rpm, flash 1 ("non-rotating media"), gem5's own delay 0 (not reported).
         Linux marks a disk non-rotational (queue/rotational 0, and swap on it solid
         state) only for 1; it learns this at boot, and the drive model is part of every
-        boot's key (gem5_backend._checkpoint_key)."""
+        boot's key (_checkpoint_key, backends/gem5/backend.py)."""
         if isinstance(self.timing, (HddTiming, DisksimTiming)):
             return self.timing.rpm
         return 1 if isinstance(self.timing, FlashTiming) else 0

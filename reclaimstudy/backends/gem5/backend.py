@@ -287,7 +287,7 @@ def run_params(spec, prepared: Prepared, job: str, timeout_s: float,
 def simulate(gem5: Gem5, params: dict, outdir: Path, timeout_s: float) -> dict:
     """Run gem5 on reclaim_fs.py; return result.json plus host measurements (and, for a
     restore, the interrupt pins lowered in its checkpoint and its drives' state there:
-    gem5_checkpoint)."""
+    checkpoint.py)."""
     outdir.mkdir(parents=True, exist_ok=True)
     restoring = params["mode"] == "run"
     lowered = lower_interrupt_pins(Path(params["checkpoint"])) if restoring else []
@@ -303,7 +303,7 @@ def simulate(gem5: Gem5, params: dict, outdir: Path, timeout_s: float) -> dict:
                                        f"(see {outdir}/simerr.txt)"}
     if measured["timed_out"]:
         result = {"status": "host-timeout", "detail": f"killed after {timeout_s:.0f} s"}
-    # Which binary made it: a run carried to a new machine (carry.py) is made by two.
+    # Which binary made it: a run carried to a new machine (campaigns/carry.py) is made by two.
     measured = {**measured, "gem5_sha256": gem5.sha256}
     return {**result, "host": measured, "pins_lowered": lowered, "drives_at_restore": drives}
 
