@@ -17,7 +17,7 @@ from reclaimstudy.util.progress import console
 
 
 def cmd_kernel(args) -> int:
-    from reclaimstudy.build import kernel
+    from reclaimstudy.artefacts import kernel
 
     built = kernel.build_kernel(jobs=args.jobs, force=args.force)
     print(built.directory)
@@ -25,7 +25,7 @@ def cmd_kernel(args) -> int:
 
 
 def cmd_gem5(args) -> int:
-    from reclaimstudy.build.gem5 import build_gem5
+    from reclaimstudy.artefacts.gem5 import build_gem5
     build = build_gem5(args.source, variant=args.variant, jobs=args.jobs, disksim=args.disksim)
     with_disksim = (f" and DiskSim {build.manifest['disksim']['key']}"
                     if build.manifest.get("disksim") else "")
@@ -35,7 +35,7 @@ def cmd_gem5(args) -> int:
 
 
 def cmd_disksim(args) -> int:
-    from reclaimstudy.build.disksim import build_disksim
+    from reclaimstudy.artefacts.disksim import build_disksim
     build = build_disksim(args.source)
     m = build.manifest
     console.print(f"DiskSim {m['disksim_version']} built ({m['compiler']}, "
@@ -60,7 +60,7 @@ def cmd_simplessd(args) -> int:
 
 
 def cmd_image(args) -> int:
-    from reclaimstudy.build.image import build_image
+    from reclaimstudy.artefacts.image import build_image
     from reclaimstudy.config.systems import get_system
 
     built = build_image(get_system(args.system), force=args.force)
@@ -69,9 +69,9 @@ def cmd_image(args) -> int:
 
 
 def cmd_boot(args) -> int:
+    from reclaimstudy.artefacts.image import build_image
+    from reclaimstudy.artefacts.kernel import build_kernel
     from reclaimstudy.backends.gem5 import backend as gem5_backend
-    from reclaimstudy.build.image import build_image
-    from reclaimstudy.build.kernel import build_kernel
     from reclaimstudy.config.systems import get_system
 
     system = get_system(args.system)

@@ -16,7 +16,7 @@ _background_kernel: dict = {}
 
 
 def pytest_collection_finish(session):
-    from reclaimstudy.build.kernel import kernel_is_cached
+    from reclaimstudy.artefacts.kernel import kernel_is_cached
     from reclaimstudy.errors import StudyError
     from reclaimstudy.paths import REPO
 
@@ -45,7 +45,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 @pytest.fixture(scope="session")
 def kernel():
-    from reclaimstudy.build.kernel import build_kernel
+    from reclaimstudy.artefacts.kernel import build_kernel
 
     proc = _background_kernel.get("proc")
     if proc is not None and proc.wait() != 0:

@@ -4,8 +4,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from reclaimstudy.artefacts.ext4 import make_ext4
 from reclaimstudy.backends.qemu import boot as qemu
-from reclaimstudy.build.ext4 import make_ext4
 
 BUSYBOX = Path("/bin/busybox")  # Debian's busybox-static
 

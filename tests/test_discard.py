@@ -3,7 +3,7 @@
 import time
 from pathlib import Path
 
-from reclaimstudy.build.discard import PREFIX, discard_tree
+from reclaimstudy.artefacts.discard import PREFIX, discard_tree
 
 
 def _tree(path: Path, files: int = 50) -> Path:

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from analysis.records import read_events
+from reclaimstudy.artefacts import disksim as disksim_build, disksim_validation, gem5 as gem5_build
 from reclaimstudy.backends.gem5 import backend as gem5_backend
-from reclaimstudy.build import disksim as disksim_build, disksim_validation, gem5 as gem5_build
 from reclaimstudy.campaigns import runs
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import DisksimTiming, get_system

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reclaimstudy.build import disksim as disksim_build, disksim_validation
+from reclaimstudy.artefacts import disksim as disksim_build, disksim_validation
 from reclaimstudy.cli import build_parser
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import json_sha256

@@ -119,7 +119,7 @@ def test_repetitions_seed_the_disk_and_policies_share_a_repetitions_seed():
 
 
 def test_the_guest_delay_loop_is_set_from_the_cpu_clock_and_the_kernels_hz(tmp_path):
-    from reclaimstudy.build.kernel import Kernel
+    from reclaimstudy.artefacts.kernel import Kernel
     (tmp_path / "config").write_text("CONFIG_HZ_1000=y\nCONFIG_HZ=1000\n")
     kernel = Kernel(tmp_path)
     assert kernel.hz == 1000

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from reclaimstudy.artefacts import gem5 as gem5_build
 from reclaimstudy.backends.gem5 import backend as gem5_backend
-from reclaimstudy.build import gem5 as gem5_build
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256

@@ -65,7 +65,7 @@ def test_the_series_the_patches_write_is_the_one_every_run_requires():
     """The run identity knows the patches only by the name they write in the binary
     (DiskTiming.RECLAIMSTUDY_SERIES, Gem5.simulator_key), so the study tool must require
     the name the series writes now: disk-timing-2 is 0001 with word 217."""
-    from reclaimstudy.build.gem5 import read_series
+    from reclaimstudy.artefacts.gem5 import read_series
     written = None
     for patch in read_series().patches:
         for line in patch.read_text().splitlines():

@@ -172,7 +172,7 @@ def test_the_bootstrap_installs_exactly_the_lists_packages():
 def test_the_bootstrap_installs_the_kernel_source_the_series_was_made_against(tmp_path):
     """A newer Debian revision of the source is another kernel (other run ids): the
     bootstrap asks for the series' version, and is content with nothing else."""
-    from reclaimstudy.build.kernel import read_series
+    from reclaimstudy.artefacts.kernel import read_series
     series = read_series()
     # dpkg-query that sees every package installed, the kernel source at VERSION.
     fake = tmp_path / "dpkg-query"

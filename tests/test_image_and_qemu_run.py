@@ -7,9 +7,9 @@ import subprocess
 
 import pytest
 
+from reclaimstudy.artefacts import kernel as k
+from reclaimstudy.artefacts.image import build_image
 from reclaimstudy.backends.qemu.backend import QemuBackend
-from reclaimstudy.build import kernel as k
-from reclaimstudy.build.image import build_image
 from reclaimstudy.campaigns import runs
 from reclaimstudy.config.policies import KNOBS, get_policy
 from reclaimstudy.config.systems import get_system
@@ -66,7 +66,7 @@ def test_an_unchanged_image_is_reused(tiny_image):
 def test_the_userland_comes_from_the_frozen_main_suite_alone(tiny_image):
     """Not bookworm-updates or -security (mmdebstrap's default), whose packages change
     weekly: the image would differ on every machine that builds it another day."""
-    from reclaimstudy.build.image import rootfs_tarball
+    from reclaimstudy.artefacts.image import rootfs_tarball
     tarball, _ = rootfs_tarball()
     sources = subprocess.run(["tar", "-xOf", str(tarball), "./etc/apt/sources.list"],
                              capture_output=True, text=True, check=True).stdout
@@ -76,7 +76,7 @@ def test_the_userland_comes_from_the_frozen_main_suite_alone(tiny_image):
 def test_guest_programs_link_the_sysroots_c_library_not_the_machines(tmp_path):
     """--sysroot alone moves the headers only: gcc still took the machine's crt1.o and
     libc.a, which follow its security updates."""
-    from reclaimstudy.build.image import guest_compiler, guest_sysroot
+    from reclaimstudy.artefacts.image import guest_compiler, guest_sysroot
     sysroot, manifest = guest_sysroot()
     assert manifest["packages"]["libc6-dev"] and manifest["packages"]["linux-libc-dev"]
     assert manifest["packages"]["libcrypt1"].startswith("1:")  # apt's file name says 1%3a
@@ -184,7 +184,7 @@ def test_a_boot_killed_before_qemu_opens_its_console_still_leaves_one(tmp_path):
 def test_old_images_are_pruned_newest_kept(tmp_path):
     import os
     import time
-    from reclaimstudy.build.image import prune_images
+    from reclaimstudy.artefacts.image import prune_images
     for number in range(5):
         directory = tmp_path / f"img{number}"
         directory.mkdir()

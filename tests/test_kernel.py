@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from reclaimstudy.build import kernel as k
+from reclaimstudy.artefacts import kernel as k
 from reclaimstudy.config import policies
 from reclaimstudy.errors import StudyError
 from reclaimstudy.util import hostdeps

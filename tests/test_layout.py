@@ -16,8 +16,8 @@ FOUNDATIONS = {"reclaimstudy.errors", "reclaimstudy.paths", "reclaimstudy.hashin
 # The tool's face: the command line and `python -m reclaimstudy`.
 FACE = {"reclaimstudy.cli", "reclaimstudy.__main__", "reclaimstudy"}
 # Kept where workloads' make-data hooks import it from (their bytes are in every image's
-# hash); it hands on a name of build/image.py.
-HOOK_NAMES = {"reclaimstudy.image": "build"}
+# hash); it hands on a name of artefacts/image.py.
+HOOK_NAMES = {"reclaimstudy.image": "artefacts"}
 # What analysis/ may import of the tool: what a study is made of, and run folders read.
 READERS = ("config", "results")
 

@@ -8,8 +8,8 @@ import os
 import subprocess
 import time
 
-from reclaimstudy.build.ext4 import make_ext4
-from reclaimstudy.build.reproducible import ATIME, EPOCH
+from reclaimstudy.artefacts.ext4 import make_ext4
+from reclaimstudy.artefacts.reproducible import ATIME, EPOCH
 from reclaimstudy.paths import REPO
 
 

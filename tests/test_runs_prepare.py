@@ -3,8 +3,8 @@ built again before the next run, never run as a missing disk."""
 
 import json
 
+from reclaimstudy.artefacts.image import Image
 from reclaimstudy.backends.base import Backend, Outcome, Prepared
-from reclaimstudy.build.image import Image
 from reclaimstudy.campaigns import runs
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system

@@ -1,4 +1,4 @@
-"""The guest programs' sysroot (reclaimstudy/build/image.py guest_sysroot), with mmdebstrap
+"""The guest programs' sysroot (reclaimstudy/artefacts/image.py guest_sysroot), with mmdebstrap
 replaced by a stand-in that lays out what it would: the package versions come from the
 names of the packages it downloaded, a build that names none is refused, and what a
 killed build left behind is cleared."""
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reclaimstudy.build import image
+from reclaimstudy.artefacts import image
 from reclaimstudy.errors import StudyError
 
 

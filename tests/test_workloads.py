@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from analysis.records import workload_metrics
+from reclaimstudy.artefacts.image import write_data_file
 from reclaimstudy.backends.qemu.backend import QemuBackend
-from reclaimstudy.build.image import write_data_file
 from reclaimstudy.campaigns import runs
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
@@ -288,7 +288,7 @@ def test_seed_001s_control_thrashes_only_without_anon_scanning_on_refaults(qemu_
 
 
 def test_image_key_follows_guest_files_but_not_docs_or_host_parsers(tmp_path):
-    from reclaimstudy.build.image import tree_sha256
+    from reclaimstudy.artefacts.image import tree_sha256
     tree = tmp_path / "workloads"
     (tree / "demo").mkdir(parents=True)
     for name, text in {"README.md": "notes", "demo/parse.py": "x = 1",
@@ -306,7 +306,7 @@ def test_image_key_follows_guest_files_but_not_docs_or_host_parsers(tmp_path):
 
 
 def test_image_key_follows_a_workloads_meta_but_not_its_metric_declarations(tmp_path):
-    from reclaimstudy.build.image import tree_sha256, workloads_meta
+    from reclaimstudy.artefacts.image import tree_sha256, workloads_meta
     meta = tmp_path / "demo" / "meta.toml"
     meta.parent.mkdir()
     meta.write_text('phases = ["a"]\n[metrics]\na_s = { unit = "s", kind = "time", better = "lower" }\n')

@@ -202,7 +202,7 @@ def check_same_bytes(name: str, identity: dict, prepared, done_records,
                 f"the study's {len(same_ids)} finished run(s) with the same ids were made on "
                 f"({', '.join(sorted(u[:16] for u in used))}): runs made here would not "
                 f"repeat or pair with theirs. Its inputs are the same, so its build "
-                f"is not reproducible here (reclaimstudy/build/reproducible.py), or the Debian "
+                f"is not reproducible here (reclaimstudy/artefacts/reproducible.py), or the Debian "
                 f"packages it is made from changed (compare the runs' host.debian_packages, and "
                 f"artefacts.image's rootfs_packages and sysroot_packages)")
     # gem5 is never the same bytes twice (it embeds its build time), so a rebuild keeps

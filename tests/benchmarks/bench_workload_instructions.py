@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from reclaimstudy.build.image import write_data_file
+from reclaimstudy.artefacts.image import write_data_file
 from reclaimstudy.paths import REPO, WORKLOADS
 
 MEMORY_MIB = 256

@@ -15,13 +15,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from reclaimstudy.artefacts.image import Image, build_image, image_inputs, image_key, image_record
+from reclaimstudy.artefacts.kernel import Kernel, build_kernel, configured_hz, current_kernel_key
+from reclaimstudy.artefacts.shared import compilers_of, links_tcmalloc
 from reclaimstudy.backends.base import Backend, Outcome, Prepared
 from reclaimstudy.backends.gem5.checkpoint import drive_state, lower_interrupt_pins
 from reclaimstudy.backends.gem5.segments import CONSOLE, backlog_max, run_segmented
 from reclaimstudy.backends.guest import kernel_cmdline
-from reclaimstudy.build.image import Image, build_image, image_inputs, image_key, image_record
-from reclaimstudy.build.kernel import Kernel, build_kernel, configured_hz, current_kernel_key
-from reclaimstudy.build.shared import compilers_of, links_tcmalloc
 from reclaimstudy.config.systems import DisksimTiming, System
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256

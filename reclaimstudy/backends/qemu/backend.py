@@ -7,11 +7,11 @@ backend and accelerator produced it.
 
 from pathlib import Path
 
+from reclaimstudy.artefacts.image import build_image, image_inputs, image_key, image_record
+from reclaimstudy.artefacts.kernel import build_kernel, current_kernel_key
 from reclaimstudy.backends.base import Backend, Outcome, Prepared
 from reclaimstudy.backends.guest import kernel_cmdline
 from reclaimstudy.backends.qemu import boot as qemu
-from reclaimstudy.build.image import build_image, image_inputs, image_key, image_record
-from reclaimstudy.build.kernel import build_kernel, current_kernel_key
 
 JOB_FW_CFG = "opt/reclaim/job"
 DEFAULT_TIMEOUT_S = 900.0

@@ -14,9 +14,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reclaimstudy.build.discard import discard_tree
-from reclaimstudy.build.reproducible import kernel_build_env
-from reclaimstudy.build.shared import build_facts, expected_steps, patch_failure
+from reclaimstudy.artefacts.discard import discard_tree
+from reclaimstudy.artefacts.reproducible import kernel_build_env
+from reclaimstudy.artefacts.shared import build_facts, expected_steps, patch_failure
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.paths import KERNEL_PATCHES, cache_dir

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reclaimstudy.build.disksim import DisksimBuild
+from reclaimstudy.artefacts.disksim import DisksimBuild
 from reclaimstudy.errors import StudyError
 
 SIMULATED = "IOdriver Physical access time distribution"

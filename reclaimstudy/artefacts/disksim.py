@@ -24,8 +24,8 @@ import shutil
 import time
 from pathlib import Path
 
-from reclaimstudy.build.shared import (CachedBuild, Series, build_facts, compilers_of,
-                                       patch_failure, read_patch_series, source_commit)
+from reclaimstudy.artefacts.shared import (CachedBuild, Series, build_facts, compilers_of,
+                                           patch_failure, read_patch_series, source_commit)
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.paths import DISKSIM_PATCHES, cache_dir

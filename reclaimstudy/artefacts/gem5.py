@@ -8,7 +8,7 @@ with scons; the result is cached under a key made of the source's content, the
 patches and the variant, so an unchanged build is never redone. A build that dies
 is resumed by running the command again: scons rebuilds only what is missing.
 
-With --disksim, DiskSim 4.0 is built first from that checkout (build/disksim.py) and linked
+With --disksim, DiskSim 4.0 is built first from that checkout (disksim.py) and linked
 in: gem5-patches/0005's DiskSimTiming, a drive timed by DiskSim's validated models. The
 DiskSim build's key is then part of the gem5 build's key (and of the binary's identity:
 the build writes it into the tree as src/dev/storage/reclaimstudy_disksim.py, which
@@ -23,9 +23,9 @@ import shutil
 import time
 from pathlib import Path
 
-from reclaimstudy.build.shared import (CachedBuild, Series, build_facts, expected_steps,
-                                       links_tcmalloc, patch_failure, read_patch_series,
-                                       source_commit)
+from reclaimstudy.artefacts.shared import (CachedBuild, Series, build_facts, expected_steps,
+                                           links_tcmalloc, patch_failure, read_patch_series,
+                                           source_commit)
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.paths import GEM5_PATCHES, cache_dir
@@ -130,7 +130,7 @@ def disksim_module(disksim) -> str:
             "include_dirs": [str(p) for p in disksim.internal_include_dirs],
             "libraries": [str(p) for p in disksim.libraries],
             "valid_dir": str(disksim.validation_dir)}
-    return ("# Written by reclaimstudy/build/gem5.py: the DiskSim build linked into this gem5\n"
+    return ("# Written by reclaimstudy/artefacts/gem5.py: the DiskSim build linked into this gem5\n"
             "# (gem5-patches/0005).\n"
             f"RECLAIMSTUDY_DISKSIM = {json.dumps(info, indent=1)}\n")
 
@@ -188,7 +188,7 @@ def build_gem5(source: Path, variant: str = "opt", jobs: int | None = None,
         hostdeps.require_tool(tool)
     disksim_built = None
     if disksim is not None:
-        from reclaimstudy.build.disksim import build_disksim
+        from reclaimstudy.artefacts.disksim import build_disksim
         disksim_built = build_disksim(disksim)
     console.print(f"gem5: hashing the source in {source}")
     inputs = build_inputs(source, variant, disksim_built)

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from reclaimstudy.build.discard import discard_tree
-from reclaimstudy.build.ext4 import make_ext4
-from reclaimstudy.build.reproducible import EPOCH
+from reclaimstudy.artefacts.discard import discard_tree
+from reclaimstudy.artefacts.ext4 import make_ext4
+from reclaimstudy.artefacts.reproducible import EPOCH
 from reclaimstudy.config.systems import System
 from reclaimstudy.config.tomlfile import load
 from reclaimstudy.config.workloads import GUEST_DATA, load_workloads

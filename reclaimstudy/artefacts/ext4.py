@@ -5,7 +5,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from reclaimstudy.build.reproducible import ATIME, EPOCH
+from reclaimstudy.artefacts.reproducible import ATIME, EPOCH
 from reclaimstudy.errors import StudyError
 from reclaimstudy.util import hostdeps
 
