@@ -48,7 +48,7 @@ def cmd_disksim(args) -> int:
 
 
 def cmd_simplessd(args) -> int:
-    from reclaimstudy.simplessd_build import build_simplessd
+    from reclaimstudy.artefacts.simplessd import build_simplessd
     build = build_simplessd(args.source, jobs=args.jobs)
     m = build.manifest
     console.print(f"SimpleSSD {m['simplessd_version']} standalone built ({m['compiler']}, "

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from reclaimstudy.artefacts.simplessd import SUBMODULE_FILES, build_simplessd, find_tree, read_series
+from reclaimstudy.artefacts.simplessd_validation import (DRIVE_MEASUREMENTS, Workload,
+                                                         drive_config, error, parse_run,
+                                                         run_workload, simulation_config)
 from reclaimstudy.errors import StudyError
-from reclaimstudy.simplessd_build import SUBMODULE_FILES, build_simplessd, find_tree, read_series
-from reclaimstudy.simplessd_validation import (DRIVE_MEASUREMENTS, Workload, drive_config,
-                                               error, parse_run, run_workload,
-                                               simulation_config)
 
 SIMPLESSD = os.environ.get("SIMPLESSD")
 needs_simplessd = pytest.mark.skipif(

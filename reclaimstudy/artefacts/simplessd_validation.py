@@ -1,6 +1,6 @@
 """SimpleSSD's model of a named drive against that drive's published measurements (issue
 77): the synthetic workloads a drive's specification and its reviews measure, run on
-SimpleSSD-Standalone (reclaimstudy/simplessd_build.py), and what the drive's maker and
+SimpleSSD-Standalone (reclaimstudy/artefacts/simplessd.py), and what the drive's maker and
 an independent review published for each.
 
 A workload is SimpleSSD-Standalone's request generator ([generator], like fio's options)

@@ -24,14 +24,14 @@ import subprocess
 import time
 from pathlib import Path
 
-from reclaimstudy import hostdeps
-from reclaimstudy.builds import (CachedBuild, Series, build_facts, compilers_of, patch_failure,
-                                 read_patch_series)
+from reclaimstudy.artefacts.shared import (CachedBuild, Series, build_facts, compilers_of,
+                                           patch_failure, read_patch_series)
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
-from reclaimstudy.locks import exclusive
 from reclaimstudy.paths import REPO, cache_dir
-from reclaimstudy.progress import console, run_logged
+from reclaimstudy.util import hostdeps
+from reclaimstudy.util.locks import exclusive
+from reclaimstudy.util.progress import console, run_logged
 
 PATCHES = REPO / "simplessd-patches"
 SERIES = PATCHES / "series"
