@@ -257,6 +257,14 @@ def cmd_ladder(args) -> int:
                            reference.verdicts, (regime_checks(ref_table, ref_runs),
                                                 regime_checks(rung_table, rung_runs)))
     print(format_ladder(result))
+    if args.looks:
+        from analysis.sequential_replay import replay_published
+        from analysis.verdict_cost import format_cost, verdict_cost
+
+        (rows, experiments), _ = replay_published(reference, args.results, args.looks)
+        print(f"\n{reference.name}: gem5 CPU-hours per decided verdict, fixed pairs on the "
+              f"timing CPU against looks {list(args.looks)} and this rung where it may stand in")
+        print(format_cost(verdict_cost(rows, experiments, result)))
     return 0
 
 
@@ -547,6 +555,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the published timing-CPU study (default seeds-gem5)")
     p.add_argument("--published", action="store_true",
                    help="read the rung's published table instead of its runs")
+    p.add_argument("--looks", type=_looks,
+                   help="also price the reference study per decided verdict: replayed with "
+                        "these looks (e.g. 3,5,10), on this rung where it may stand in")
     p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
     p.set_defaults(func=cmd_ladder)
 

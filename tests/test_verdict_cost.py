@@ -63,3 +63,22 @@ def test_a_verdict_the_rule_changes_is_said_and_counted_as_what_it_became():
     assert (c["decided_fixed"], c["decided_after"], c["same_verdicts"]) == (1, 0, False)
     assert "(a verdict changed)" in format_cost(cost)
     assert "every verdict the same: no" in format_cost(cost)
+
+
+def test_the_ladder_command_prices_the_published_study_from_its_own_run_records(capsys):
+    import json
+
+    from reclaimstudy.cli import main
+    from reclaimstudy.paths import REPO
+
+    assert main(["ladder", "ladder", "--published", "--looks", "3,5,10"]) == 0
+    out = capsys.readouterr().out
+    total = sum(json.loads(p.read_text())["backend_info"]["cpu_seconds"]
+                for p in (REPO / "results/published/seeds-gem5").glob("*/run.json")) / 3600
+    line = next(x for x in out.splitlines() if x.startswith("all: "))
+    # before: every published run's CPU time; after: fewer, every verdict the same
+    assert line.startswith(f"all: {total:.1f} gem5 CPU-hours for ")
+    before, after = (float(x.split(" each")[0]) for x in line.split("(")[1:3])
+    assert after < before and line.endswith("every verdict the same: yes")
+    # ebizzy's rung was published outside the timing CPU's interval: it may not stand in
+    assert any(x.startswith("ebizzy") and " timing " in x for x in out.splitlines())
