@@ -36,6 +36,7 @@ from analysis.seeds import caveats_for, repetition_values, reproduction, unmeasu
 from analysis.sequential_replay import sequential_verdicts  # noqa: E402
 from analysis.table import export, folder_table, study_runs, workload_declarations  # noqa: E402
 from analysis.verdicts import short  # noqa: E402
+from reclaimstudy.config.systems import get_system  # noqa: E402
 from reclaimstudy.errors import StudyError  # noqa: E402
 from reclaimstudy.results import sweeplog  # noqa: E402
 from reclaimstudy.results.record import PublishedRun, host_wall_seconds  # noqa: E402
@@ -426,6 +427,14 @@ STATUS = "Status"
 HISTORY = "History"
 
 
+def _cpu_model(system: str) -> str | None:
+    """The gem5 CPU model of a system profile (None if the profile is gone)."""
+    try:
+        return get_system(system).cpu.model
+    except StudyError:
+        return None
+
+
 def read_findings(path: Path, experiments: set[str]) -> dict[str, str]:
     """What we found, per experiment: `## <experiment>` sections of a Markdown file
     (results/published/<study>/findings.md), written from the runs' evidence, and
@@ -511,6 +520,7 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
             "anchor": anchor(experiment, system, backend),
             "finding": findings.get(experiment),
             "seed": spec.seed if spec else None,
+            "cpu": _cpu_model(system), "cpu_why": spec.cpu_why if spec else None,
             "varied": study.varied(spec) if spec else "",
             "text": format_text(part, study.baseline),
             "figures": [f for f in figures if f is not None],

@@ -369,3 +369,27 @@ def test_a_spread_over_an_undefined_value_is_undefined_not_an_error():
     centre, spread = summarize([float("nan"), 1.0], rate=False)
     assert math.isnan(centre) and math.isnan(spread)
     assert summarize([1.0, 2.0, 4.0], rate=False)[1] == pytest.approx(1.5275, abs=1e-4)
+
+
+def test_an_experiment_says_why_it_runs_on_its_cpu_and_the_report_prints_it(tmp_path):
+    study = load_study(study_file(tmp_path, body=GOOD_EXPERIMENT + 'cpu_why = "a check"\n'))
+    assert study.experiments[0].cpu_why == "a check"
+    with pytest.raises(StudyError, match=r"#1: cpu_why = ''; allowed: a sentence"):
+        load_study(study_file(tmp_path, body=GOOD_EXPERIMENT + 'cpu_why = ""\n'))
+    # the shipped studies: the ladder's rung says it is the rung under test, and
+    # seeds-gem5's ebizzy why the timing CPU stayed
+    assert all("rung under test" in e.cpu_why for e in load_study("ladder").experiments)
+    ebizzy = next(e for e in load_study("seeds-gem5").experiments if e.name == "ebizzy")
+    assert "outside the timing CPU's" in ebizzy.cpu_why
+
+
+def test_a_published_gem5_report_names_each_experiments_cpu_and_why(tmp_path):
+    import shutil
+
+    from reclaimstudy.campaigns.publish import report_published
+    from reclaimstudy.paths import REPO
+
+    shutil.copytree(REPO / "results/published/ladder", tmp_path / "published" / "ladder")
+    report = report_published(load_study("ladder"), tmp_path)
+    markdown = report["markdown"].read_text()
+    assert "gem5's atomic CPU: the rung under test, beside seeds-gem5's timing-CPU runs" in markdown

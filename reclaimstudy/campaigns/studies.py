@@ -28,6 +28,10 @@ class Experiment:
     # This experiment's own number of repetitions (None: the study's), so the costly
     # points can stop at fewer and the noisy ones go on to more.
     repetitions: int | None = None
+    # Why the experiment runs on its systems' CPU model: the fidelity ladder's result
+    # that let a cheaper CPU stand in for gem5's timing CPU (or kept the timing CPU), or
+    # that the experiment is a functional check. The report prints it beside the CPU.
+    cpu_why: str | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,13 @@ def _repetitions(where: str, value) -> int:
     return value
 
 
+def _cpu_why(where: str, why) -> str | None:
+    if why is not None and (not isinstance(why, str) or not why.strip()):
+        raise StudyError(f"{where}: cpu_why = {why!r}; allowed: a sentence saying why the "
+                         f"experiment runs on its systems' CPU model")
+    return why
+
+
 def parse_study(name: str, table: dict, path: Path) -> Study:
     where = str(path)
     check_keys(where, table, {"description", "baseline", "repetitions", "systems", "policies",
@@ -170,7 +181,7 @@ def parse_study(name: str, table: dict, path: Path) -> Study:
     for index, spec in enumerate(table["experiment"]):
         at = f"{where} [[experiment]] #{index + 1}"
         check_keys(at, spec, {"name", "workload", "seed", "policies", "systems", "params",
-                              "repetitions"},
+                              "repetitions", "cpu_why"},
                    {"name", "workload"})
         if spec["name"] in seen:
             raise StudyError(f"{at}: experiment name '{spec['name']}' is used twice")
@@ -187,7 +198,8 @@ def parse_study(name: str, table: dict, path: Path) -> Study:
         get_workload(spec["workload"]).arguments(params, at)  # checked now, not mid-sweep
         own = _repetitions(at, spec["repetitions"]) if "repetitions" in spec else None
         experiments.append(Experiment(spec["name"], spec["workload"], spec.get("seed"),
-                                      exp_policies, exp_systems, params, own))
+                                      exp_policies, exp_systems, params, own,
+                                      _cpu_why(at, spec.get("cpu_why"))))
     if not experiments:
         raise StudyError(f"{where}: no [[experiment]]")
     study = Study(name, table["description"], baseline, repetitions, tuple(experiments), path,
