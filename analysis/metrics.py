@@ -123,6 +123,20 @@ GEM5 = [
     (MetricSpec("disk_position_ticks", "ticks", "time", "lower",
                 "disk media's time seeking and waiting for rotation, summed"),
      r"\.timing\.(seekTicks|rotationTicks)$", "sum"),
+    # Positioning split into its parts, and the drive's buffer as DiskSim counts it
+    # (gem5-patches/0005; our analytic model has no segmented read cache): a read the
+    # buffer held whole needs no positioning, a miss or partial hit goes to the media.
+    (MetricSpec("disk_seek_ticks", "ticks", "time", "lower", "disk media's time seeking, summed"),
+     r"\.timing\.seekTicks$", "sum"),
+    (MetricSpec("disk_rotation_ticks", "ticks", "time", "lower",
+                "disk media's time waiting for rotation, summed"),
+     r"\.timing\.rotationTicks$", "sum"),
+    (MetricSpec("disk_buffer_hits", "commands", "count", "higher",
+                "reads the drive's buffer held whole or was reading ahead (DiskSim)"),
+     r"\.timing\.(fullReadHits|readingHits)$", "sum"),
+    (MetricSpec("disk_buffer_misses", "commands", "count", "lower",
+                "reads the drive's buffer did not hold (DiskSim)"),
+     r"\.timing\.readMisses$", "sum"),
     # The hard disk model's commands that began where the one before ended: no seek and
     # no rotation, only the transfer. Where positioning is most of the disk's time (the
     # desktop), the commands that jump (DISK_JUMPS) are what a policy's run time follows.

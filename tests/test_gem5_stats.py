@@ -185,6 +185,10 @@ def test_the_disks_commands_and_positioning_time_are_read_per_phase():
     assert value["random", "disk_position_ticks"] == 202875575669 + 828763095367
     assert value["sequential", "disk_position_ticks"] == 1072881426 + 1687725770
     assert value["sequential", "disk_position_ticks"] < value["sequential", "disk_media_ticks"]
+    assert (value["random", "disk_seek_ticks"], value["random", "disk_rotation_ticks"]) == \
+        (202875575669, 828763095367)
+    # our analytic model has no read buffer: DiskSim's counts are not made up for it
+    assert ("random", "disk_buffer_hits") not in value
     # the sequential read's commands all but one continue the one before; of the random
     # ones none does, of the writes two: those are the commands that paid no positioning
     assert [value[p, "disk_sequential"] for p in ("random", "sequential", "random-write")] == \
@@ -200,3 +204,20 @@ def test_a_phase_cut_into_blocks_weighs_the_cpus_busy_share_by_time(tmp_path):
         {"simSeconds": 3.0, "x.notIdleFraction": 0.1, "board.clk_domain.clock": 500.0}])
     assert joined["x.notIdleFraction"] == pytest.approx((0.5 + 0.3) / 4)
     assert joined["board.clk_domain.clock"] == 500.0
+
+
+def test_disksims_buffer_counts_are_read_per_phase(tmp_path):
+    from analysis.table import gem5_rows
+    prefix = "board.pc.south_bridge.ide.disks.timing"
+    blocks = []
+    for full, reading, misses in ((55, 0, 12), (18, 3, 28)):
+        blocks.append("\n".join([
+            "---------- Begin Simulation Statistics ----------", "simSeconds 1.0",
+            f"{prefix}.fullReadHits {full}", f"{prefix}.readingHits {reading}",
+            f"{prefix}.readMisses {misses}", f"{prefix}.seekTicks 7", f"{prefix}.rotationTicks 5",
+            "---------- End Simulation Statistics   ----------"]))
+    (tmp_path / "stats.txt").write_text("\n\n".join(blocks) + "\n")
+    value = {(r["phase"], r["metric"]): r["value"] for r in gem5_rows(tmp_path, ["a", "b"])}
+    assert [value[p, "disk_buffer_hits"] for p in "ab"] == [55, 21]
+    assert [value[p, "disk_buffer_misses"] for p in "ab"] == [12, 28]
+    assert value["a", "disk_position_ticks"] == 12
