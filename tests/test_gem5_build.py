@@ -130,6 +130,11 @@ PATCHES_OF_SERIES = {
         # (DiskSimTiming.RECLAIMSTUDY_DISKSIM_TIMING, Gem5.key_for).
         "0005-disksim-timing.patch":
             "cb6c9782085f58972d48062234e37b2bb0164cade5343d5bd5cda093ecf69c01",
+        # 0006 adds SimpleSSDTiming, built only with SimpleSSD linked in; it changes
+        # nothing the other models simulate. A SimpleSSD drive's runs are keyed by its own
+        # marker and the SimpleSSD build (RECLAIMSTUDY_SIMPLESSD_TIMING, Gem5.key_for).
+        "0006-simplessd-timing.patch":
+            "929fca0ad03a18c194c85c431984a84898e38986fd12a889e29d54bc2dcf761b",
     },
 }
 
