@@ -26,10 +26,12 @@ def cmd_kernel(args) -> int:
 
 def cmd_gem5(args) -> int:
     from reclaimstudy.artefacts.gem5 import build_gem5
-    build = build_gem5(args.source, variant=args.variant, jobs=args.jobs, disksim=args.disksim)
-    with_disksim = (f" and DiskSim {build.manifest['disksim']['key']}"
-                    if build.manifest.get("disksim") else "")
-    console.print(f"gem5 with gem5-patches/{with_disksim} built: {build.binary}")
+    build = build_gem5(args.source, variant=args.variant, jobs=args.jobs, disksim=args.disksim,
+                       simplessd=args.simplessd)
+    linked = "".join(f" and {name} {build.manifest[key]['key']}"
+                     for key, name in (("disksim", "DiskSim"), ("simplessd", "SimpleSSD"))
+                     if build.manifest.get(key))
+    console.print(f"gem5 with gem5-patches/{linked} built: {build.binary}")
     print(f"export GEM5={build.binary}")
     return 0
 
@@ -429,6 +431,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--disksim", type=Path,
                    help="a DiskSim checkout (as `disksim --source` takes): build DiskSim and "
                         "link it in, for profiles with [disk.timing] model = \"disksim\"")
+    p.add_argument("--simplessd", type=Path,
+                   help="a SimpleSSD-Standalone checkout (as `simplessd --source` takes): "
+                        "build SimpleSSD and link it in, for profiles with [disk.timing] "
+                        "model = \"simplessd\"")
     p.set_defaults(func=cmd_gem5)
 
     p = sub.add_parser("disksim", help="build DiskSim 4.0 (rotating-disk timing) from a checkout "

@@ -27,9 +27,20 @@ try:
 except ImportError:
     disksim = None
 
+# gem5-patches/0006 with SimpleSSD linked in (`./study gem5 --simplessd DIR`): the SimpleSSD
+# build and the model's version.
+try:
+    simplessd = {**importlib.import_module("m5.objects.reclaimstudy_simplessd")
+                 .RECLAIMSTUDY_SIMPLESSD,
+                 "timing": importlib.import_module("m5.objects.SimpleSSDTiming")
+                 .RECLAIMSTUDY_SIMPLESSD_TIMING}
+except ImportError:
+    simplessd = None
+
 print("RECLAIM-GEM5-IDENTITY " + json.dumps({
     "version": _m5.core.gem5Version,
     "reclaimstudy_series": series,
     "disksim": disksim,
+    "simplessd": simplessd,
     "options": {key: str(value) for key, value in defines.buildEnv.items()},
 }))

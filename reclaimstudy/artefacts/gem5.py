@@ -1,6 +1,7 @@
 """Build gem5 with our patch series (`gem5-patches/`) from a checkout the user gives.
 
     ./study gem5 --source DIR [--variant opt|fast] [--jobs N] [--disksim DISKSIM_DIR]
+                 [--simplessd SIMPLESSD_DIR]
 
 The checkout must be gem5 v24.0.0.1 (the version the series is made against). It is
 copied into the cache (the user's tree is never changed), patched, and built there
@@ -14,6 +15,11 @@ DiskSim build's key is then part of the gem5 build's key (and of the binary's id
 the build writes it into the tree as src/dev/storage/reclaimstudy_disksim.py, which
 gem5 embeds as m5.objects.reclaimstudy_disksim). Without --disksim nothing of it is
 built and the key is made as before.
+
+--simplessd does the same for SimpleSSD 2.0 (simplessd.py; a SimpleSSD-Standalone
+checkout): gem5-patches/0006's SimpleSSDTiming, a solid-state drive timed by SimpleSSD,
+linked in through src/dev/storage/reclaimstudy_simplessd.py, its build's key part of
+the gem5 build's key.
 """
 
 import json
@@ -48,6 +54,8 @@ SKIPPED = {"build", ".git", "__pycache__", ".sconsign.dblite", ".sconf_temp"}
 PREPARED = ".reclaimstudy-prepared"
 # Written into the tree for gem5-patches/0005's SConscript (and embedded in the binary).
 DISKSIM_MODULE = Path("src") / "dev" / "storage" / "reclaimstudy_disksim.py"
+# Written into the tree for gem5-patches/0006's SConscript (and embedded in the binary).
+SIMPLESSD_MODULE = Path("src") / "dev" / "storage" / "reclaimstudy_simplessd.py"
 
 
 def read_series(path: Path = SERIES) -> Series:
@@ -92,10 +100,10 @@ def check_version(source: Path, series: Series) -> str:
     return version
 
 
-def build_inputs(source: Path, variant: str, disksim=None) -> dict:
+def build_inputs(source: Path, variant: str, disksim=None, simplessd=None) -> dict:
     """Everything that determines the built binary, by content. `disksim`: the
-    DisksimBuild linked in (its key only when there is one, so a build without DiskSim
-    has the key it always had)."""
+    DisksimBuild linked in, `simplessd` the SimpleSSDBuild (each only when there is one,
+    so a build without them has the key it always had)."""
     if variant not in VARIANTS:
         raise StudyError(f"unknown gem5 variant {variant!r}: choose one of {', '.join(VARIANTS)}")
     series = read_series()
@@ -110,6 +118,8 @@ def build_inputs(source: Path, variant: str, disksim=None) -> dict:
     }
     if disksim is not None:
         inputs["disksim"] = disksim_identity(disksim)
+    if simplessd is not None:
+        inputs["simplessd"] = simplessd_identity(simplessd)
     return inputs
 
 
@@ -135,6 +145,26 @@ def disksim_module(disksim) -> str:
             f"RECLAIMSTUDY_DISKSIM = {json.dumps(info, indent=1)}\n")
 
 
+def simplessd_identity(simplessd) -> dict:
+    """What a gem5 binary says of the SimpleSSD linked into it: what made it (its build's
+    key covers SimpleSSD's source and simplessd-patches/), never where it lies."""
+    m = simplessd.manifest
+    return {"key": m["key"], "version": m["simplessd_version"],
+            "source_commit": m["simplessd_commit"],
+            "patches": [p["name"] for p in m["patches"]]}
+
+
+def simplessd_module(simplessd) -> str:
+    """src/dev/storage/reclaimstudy_simplessd.py: for gem5-patches/0006's SConscript, the
+    SimpleSSD build's headers and libraries; for runs, its identity."""
+    info = {**simplessd_identity(simplessd),
+            "include_dirs": [str(p) for p in simplessd.include_dirs],
+            "libraries": [str(p) for p in simplessd.libraries]}
+    return ("# Written by reclaimstudy/artefacts/gem5.py: the SimpleSSD build linked into this\n"
+            "# gem5 (gem5-patches/0006).\n"
+            f"RECLAIMSTUDY_SIMPLESSD = {json.dumps(info, indent=1)}\n")
+
+
 def apply_series(tree: Path, series: Series) -> None:
     """Apply every patch with `patch -p1`; on failure say which one."""
     for patch in series.patches:
@@ -153,8 +183,8 @@ def copy_source(source: Path, files: list[Path], tree: Path) -> None:
 
 def earlier_build(builds_dir: Path, inputs: dict) -> Path | None:
     """A finished build in the cache of the same source, variant and recipe (so only
-    the patch series, or the DiskSim linked in, differs), newest first; None if there is
-    none.
+    the patch series, or the DiskSim or SimpleSSD linked in, differs), newest first; None
+    if there is none.
 
     Sources are copied with their times (copy_source), so scons' MD5-timestamp check
     finds the unpatched files unchanged and the patched ones changed."""
@@ -178,9 +208,10 @@ class Gem5Build(CachedBuild):
 
 
 def build_gem5(source: Path, variant: str = "opt", jobs: int | None = None,
-               disksim: Path | None = None) -> Gem5Build:
+               disksim: Path | None = None, simplessd: Path | None = None) -> Gem5Build:
     """The cached patched build of `source`, building (or resuming) it first if needed;
-    with `disksim` (a DiskSim checkout), DiskSim built first and linked in."""
+    with `disksim` (a DiskSim checkout) or `simplessd` (a SimpleSSD-Standalone checkout),
+    that simulator built first and linked in."""
     source = source.resolve()
     if not source.is_dir():
         raise StudyError(f"--source {source}: no such directory")
@@ -190,8 +221,12 @@ def build_gem5(source: Path, variant: str = "opt", jobs: int | None = None,
     if disksim is not None:
         from reclaimstudy.artefacts.disksim import build_disksim
         disksim_built = build_disksim(disksim)
+    simplessd_built = None
+    if simplessd is not None:
+        from reclaimstudy.artefacts.simplessd import build_simplessd
+        simplessd_built = build_simplessd(simplessd)
     console.print(f"gem5: hashing the source in {source}")
-    inputs = build_inputs(source, variant, disksim_built)
+    inputs = build_inputs(source, variant, disksim_built, simplessd_built)
     key = json_sha256(inputs)[:16]
     builds_dir = cache_dir() / "gem5"
     work = builds_dir / key
@@ -201,11 +236,11 @@ def build_gem5(source: Path, variant: str = "opt", jobs: int | None = None,
     with exclusive(builds_dir / f"{key}.lock", f"gem5 build {key}"):
         if (work / "manifest.json").is_file():
             return Gem5Build(work)  # built by the process we waited for
-        return _build(source, inputs, key, work, jobs, disksim_built)
+        return _build(source, inputs, key, work, jobs, disksim_built, simplessd_built)
 
 
 def _build(source: Path, inputs: dict, key: str, work: Path, jobs: int | None,
-           disksim=None) -> Gem5Build:
+           disksim=None, simplessd=None) -> Gem5Build:
     jobs = jobs or os.cpu_count() or 1
     tree = work / "source"
     started = time.monotonic()
@@ -217,12 +252,14 @@ def _build(source: Path, inputs: dict, key: str, work: Path, jobs: int | None,
         apply_series(tree, read_series())
         if disksim is not None:
             (tree / DISKSIM_MODULE).write_text(disksim_module(disksim))
+        if simplessd is not None:
+            (tree / SIMPLESSD_MODULE).write_text(simplessd_module(simplessd))
         donor = earlier_build(work.parent, inputs)
         if donor is not None:
             # The same checkout built with another series: start from its objects, so
             # scons compiles only what the patches changed (minutes, not hours).
             console.print(f"gem5 {key}: starting from the objects of build {donor.name} "
-                          f"(same source and variant, other patches or DiskSim)")
+                          f"(same source and variant, other patches, DiskSim or SimpleSSD)")
             shutil.copytree(donor / "source" / "build", tree / "build", symlinks=True)
             inputs = {**inputs, "seeded_from": donor.name}
         (work / PREPARED).write_text(json.dumps(inputs, indent=1) + "\n")

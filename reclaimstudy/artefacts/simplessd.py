@@ -142,8 +142,23 @@ class SimpleSSDBuild(CachedBuild):
         [global] and [generator] or [trace]) run on the drive SSD.cfg describes."""
         return self.directory / "build" / "simplessd-standalone"
 
+    @property
+    def include_dirs(self) -> tuple[Path, ...]:
+        """SimpleSSD's headers, as its own sources include them ("hil/hil.hh"), and the
+        DRAMPower headers they include (the driver's copy; gem5's own comes first in a
+        gem5 build)."""
+        return (self.tree / "simplessd", self.tree / "lib" / "drampower" / "src")
+
+    @property
+    def libraries(self) -> tuple[Path, ...]:
+        """SimpleSSD and the McPAT it calls, in link order, for a host simulator that
+        embeds it (gem5-patches/0006). Its DRAM model also calls DRAMPower, which the
+        standalone driver compiles in itself and gem5 links anyway (ext/drampower)."""
+        return (self.directory / "build" / "libsimplessd.a",
+                self.directory / "build" / "libmcpat.a")
+
     def products(self) -> tuple[Path, ...]:
-        return (self.binary,)
+        return (self.binary, *self.libraries)
 
 
 def build_simplessd(source: Path, jobs: int | None = None) -> SimpleSSDBuild:
