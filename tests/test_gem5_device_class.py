@@ -18,8 +18,8 @@ from reclaimstudy.backends.gem5 import backend as gem5_backend
 from reclaimstudy.backends.guest import DEVICES
 from reclaimstudy.campaigns import runs
 from reclaimstudy.config.policies import get_policy
-from reclaimstudy.config.systems import (DisksimTiming, FlashTiming, HddTiming, get_system,
-                                         system_names)
+from reclaimstudy.config.systems import (DisksimTiming, FlashTiming, HddTiming,
+                                         SimplessdTiming, get_system, system_names)
 from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
 
@@ -29,17 +29,19 @@ def test_every_profile_says_what_its_drive_reports_and_how_the_guest_sees_it():
         disk = get_system(name).disk
         if isinstance(disk.timing, (HddTiming, DisksimTiming)):
             assert (disk.rotation_rate, disk.rotational) == (disk.timing.rpm, True), name
-        elif isinstance(disk.timing, FlashTiming):
+        elif isinstance(disk.timing, (FlashTiming, SimplessdTiming)):
             assert (disk.rotation_rate, disk.rotational) == (1, False), name
         else:  # gem5's own delay per descriptor: word 217 stays 0, "not reported"
             assert disk.timing is None and disk.delay_us is not None, name
             assert (disk.rotation_rate, disk.rotational) == (0, True), name
     rates = {name: get_system(name).disk.rotation_rate for name in (
         "desktop-hdd-64", "desktop-hdd2001-64", "desktop-ssd-64", "desktop-ssd-96",
-        "mobile-lpddr", "ci-tiny", "desktop-ssd-128-stock-disk", "desktop-disksim-ibm18es-64")}
+        "mobile-lpddr", "ci-tiny", "desktop-ssd-128-stock-disk", "desktop-disksim-ibm18es-64",
+        "desktop-sata-ssd-64")}
     assert rates == {"desktop-hdd-64": 7200, "desktop-hdd2001-64": 7200, "desktop-ssd-64": 1,
                      "desktop-ssd-96": 1, "mobile-lpddr": 1, "ci-tiny": 0,
-                     "desktop-ssd-128-stock-disk": 0, "desktop-disksim-ibm18es-64": 7200}
+                     "desktop-ssd-128-stock-disk": 0, "desktop-disksim-ibm18es-64": 7200,
+                     "desktop-sata-ssd-64": 1}
 
 
 def test_the_gem5_params_of_every_profile_carry_what_word_217_is_made_from():
@@ -57,8 +59,9 @@ def test_the_gem5_params_of_every_profile_carry_what_word_217_is_made_from():
             assert system.disk.rotation_rate == 0, name
         elif timing["model"] in ("hdd", "disksim"):  # DiskSim: gem5 checks its model's rpm
             assert timing["rpm"] == system.disk.rotation_rate > 1, name
-        else:
-            assert timing["model"] == "flash" and system.disk.rotation_rate == 1, name
+        else:  # SimpleSSDTiming reports 1 whatever its configuration
+            assert timing["model"] in ("flash", "simplessd"), name
+            assert system.disk.rotation_rate == 1, name
 
 
 def test_the_series_the_patches_write_is_the_one_every_run_requires():

@@ -95,6 +95,16 @@ def disksim_timing(timing: dict, seed: int, index: int, request_log: bool):
         request_log=f"disksim-requests-{index}.txt" if request_log else "")
 
 
+def simplessd_timing(timing: dict, index: int, request_log: bool):
+    """gem5-patches/0006's SimpleSSDTiming: the profile's SimpleSSD configuration (the
+    whole drive). SimpleSSD draws nothing at random, so the run's seed does not reach it."""
+    from m5.objects import SimpleSSDTiming  # only in a gem5 built with --simplessd
+
+    return SimpleSSDTiming(
+        config=timing["config_path"], sector_offset=timing["sector_offset"],
+        request_log=f"simplessd-requests-{index}.txt" if request_log else "")
+
+
 def disk_timing(timing: dict, seed: int):
     """gem5-patches/' request-level model for a profile's [disk.timing] (per ATA command)."""
     from m5.objects import FlashTiming, HddTiming  # only in a gem5 built with gem5-patches/
@@ -127,14 +137,18 @@ def ide_disk(path: str, drive: str, index: int, params: dict) -> IdeDisk:
     """An IDE disk whose writes stay in gem5 (copy-on-write), so the image is never changed.
 
     Timed per ATA command by gem5-patches/' model when the profile has [disk.timing] (or
-    by DiskSim, model = "disksim"); otherwise by gem5's IdeDisk.delay, a fixed latency per
-    DMA descriptor.
+    by DiskSim, model = "disksim", or SimpleSSD, model = "simplessd"); otherwise by gem5's
+    IdeDisk.delay, a fixed latency per DMA descriptor.
     """
     if params["disk_timing"] and params["disk_timing"]["model"] == "disksim":
         # Each drive its own DiskSim, its platters' phase decided by the run's seed.
         disk = IdeDisk(driveID=drive, timing=disksim_timing(
             params["disk_timing"], 2 * params["disk_seed"] + index, index,
             params.get("disk_request_log", False)))
+    elif params["disk_timing"] and params["disk_timing"]["model"] == "simplessd":
+        # One SimpleSSD drive a process (the profile holds root and swap on it).
+        disk = IdeDisk(driveID=drive, timing=simplessd_timing(
+            params["disk_timing"], index, params.get("disk_request_log", False)))
     elif params["disk_timing"]:
         # Each drive its own random source, all decided by the run's seed.
         disk = IdeDisk(driveID=drive, timing=disk_timing(params["disk_timing"],

@@ -22,6 +22,9 @@ SYSTEMS_DIR = CONFIGS / "systems"
 # Our DiskSim parameter files ([disk.timing] model = "disksim"): each sources its drive's
 # own files (DiskSim's, never copied here) from the DiskSim build's valid/ folder.
 DISKSIM_DIR = CONFIGS / "disksim"
+# Our SimpleSSD drive descriptions ([disk.timing] model = "simplessd"): SimpleSSD's own
+# configuration format, each a named drive with every number's source.
+SIMPLESSD_DIR = CONFIGS / "simplessd"
 CPU_MODELS = ("atomic", "timing", "o3")
 HIERARCHIES = ("none", "private-l1-private-l2", "private-l1-shared-l2")
 MEMORY_TYPES = ("DDR3_1600", "DDR4_2400", "LPDDR3_1600")
@@ -211,7 +214,37 @@ class DisksimTiming(Part):
         return DISKSIM_DIR / self.parameters
 
 
-DiskTiming = Annotated[HddTiming | FlashTiming | DisksimTiming, Field(discriminator="model")]
+class SimplessdTiming(Part):
+    """A SATA solid-state drive simulated by SimpleSSD 2.0 (gem5-patches/0006; gem5 built
+    with `./study gem5 --simplessd DIR`) behind the IDE disk at queue depth 1: one of our
+    drive descriptions in configs/simplessd/ (SimpleSSD's configuration: flash, FTL,
+    cache, firmware CPU, link), and how far it was validated against the drive's
+    published measurements (tests/benchmarks/RESULTS.md)."""
+    model: Literal["simplessd"]
+    drive: str
+    # A file in configs/simplessd/.
+    config: str
+    # Which published figures the description meets, and where that is recorded.
+    validation: str
+    # Where the disk image starts on the drive.
+    sector_offset: Annotated[int, whole_number(0, 1 << 31)] = 0
+
+    @model_validator(mode="after")
+    def said_what_it_is(self):
+        if not (SIMPLESSD_DIR / self.config).is_file() or "/" in self.config:
+            raise ValueError(f"config = {self.config!r}: not a file in {SIMPLESSD_DIR}")
+        if "RESULTS.md" not in self.validation:
+            raise ValueError("validation: say which published figures the drive meets and "
+                             "where that is recorded (tests/benchmarks/RESULTS.md)")
+        return self
+
+    @property
+    def config_path(self) -> Path:
+        return SIMPLESSD_DIR / self.config
+
+
+DiskTiming = Annotated[HddTiming | FlashTiming | DisksimTiming | SimplessdTiming,
+                       Field(discriminator="model")]
 # Where the swap area lives: a disk of its own, or a partition after the root
 # filesystem on the same disk (one spindle: paging and file IO share the head).
 SWAP_LAYOUTS = ("device", "partition")
@@ -245,7 +278,7 @@ class Disk(Part):
         boot's key (_checkpoint_key, backends/gem5/backend.py)."""
         if isinstance(self.timing, (HddTiming, DisksimTiming)):
             return self.timing.rpm
-        return 1 if isinstance(self.timing, FlashTiming) else 0
+        return 1 if isinstance(self.timing, (FlashTiming, SimplessdTiming)) else 0
 
     @property
     def rotational(self) -> bool:
@@ -257,6 +290,10 @@ class Disk(Part):
         if (self.delay_us is None) == (self.timing is None):
             raise ValueError("give exactly one of delay_us (gem5's fixed delay per DMA "
                              "descriptor) and [disk.timing] (gem5-patches/' request model)")
+        if isinstance(self.timing, SimplessdTiming) and self.swap != "partition":
+            raise ValueError(f"swap = {self.swap!r}: a gem5 process holds one SimpleSSD drive "
+                             f"(SimpleSSD keeps its host hook and firmware CPU in globals); "
+                             f"allowed: swap = \"partition\", root and swap on the one drive")
         return self
 
 
@@ -283,6 +320,10 @@ class System(Part):
             # Our parameter file by its content (the drive's own files are DiskSim's: the
             # DiskSim build's key covers them).
             disk["timing"]["parameters_sha256"] = file_sha256(self.disk.timing.parameters_path)
+        elif isinstance(self.disk.timing, SimplessdTiming):
+            # Our drive description by its content (not the validation's wording).
+            disk["timing"]["config_sha256"] = file_sha256(self.disk.timing.config_path)
+            del disk["timing"]["validation"]
         if disk["swap"] == "device":
             del disk["swap"]
         return data

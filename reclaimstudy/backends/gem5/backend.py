@@ -22,7 +22,7 @@ from reclaimstudy.backends.base import Backend, Outcome, Prepared
 from reclaimstudy.backends.gem5.checkpoint import drive_state, lower_interrupt_pins
 from reclaimstudy.backends.gem5.segments import CONSOLE, backlog_max, run_segmented
 from reclaimstudy.backends.guest import kernel_cmdline
-from reclaimstudy.config.systems import DisksimTiming, System
+from reclaimstudy.config.systems import DisksimTiming, SimplessdTiming, System
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.paths import CONFIGS, cache_dir
@@ -73,6 +73,9 @@ class Gem5:
     # The DiskSim linked in (`./study gem5 --disksim DIR`; gem5-patches/0005), as its
     # identify run reports it (None: none).
     disksim: dict | None = None
+    # The SimpleSSD linked in (`./study gem5 --simplessd DIR`; gem5-patches/0006), as its
+    # identify run reports it (None: none).
+    simplessd: dict | None = None
 
     @property
     def variant(self) -> str:
@@ -86,6 +89,8 @@ class Gem5:
                     "compilers": list(self.compilers), "simulator": self.simulator_key}
         if self.disksim:
             identity["disksim"] = self.disksim_identity
+        if self.simplessd:
+            identity["simplessd"] = self.simplessd_identity
         return identity
 
     @property
@@ -97,14 +102,25 @@ class Gem5:
             return None
         return {key: self.disksim.get(key) for key in ("key", "version", "timing")}
 
+    @property
+    def simplessd_identity(self) -> dict | None:
+        """The SimpleSSD in this binary as a run is keyed by: its build's key (SimpleSSD's
+        source, simplessd-patches/, recipe) and gem5-patches/0006's model version."""
+        if not self.simplessd:
+            return None
+        return {key: self.simplessd.get(key) for key in ("key", "version", "timing")}
+
     def key_for(self, system: System) -> str:
         """The simulator key of a run on `system`: the binary's, and for a drive timed by
-        DiskSim the DiskSim in it as well. Other runs keep the binary's key whether or not
-        DiskSim is linked in (their simulation does not touch it)."""
-        if not uses_disksim(system):
-            return self.simulator_key
-        return json_sha256({"simulator": self.simulator_key,
-                            "disksim": self.disksim_identity})[:16]
+        DiskSim or SimpleSSD that simulator in it as well. Other runs keep the binary's
+        key whether or not either is linked in (their simulation does not touch it)."""
+        if uses_disksim(system):
+            return json_sha256({"simulator": self.simulator_key,
+                                "disksim": self.disksim_identity})[:16]
+        if uses_simplessd(system):
+            return json_sha256({"simulator": self.simulator_key,
+                                "simplessd": self.simplessd_identity})[:16]
+        return self.simulator_key
 
     @property
     def simulator_key(self) -> str:
@@ -147,10 +163,18 @@ def uses_disksim(system: System) -> bool:
     return isinstance(system.disk.timing, DisksimTiming)
 
 
+def uses_simplessd(system: System) -> bool:
+    return isinstance(system.disk.timing, SimplessdTiming)
+
+
 DISKSIM_HINT = (
     "build gem5 with DiskSim linked in: `./study gem5 --source GEM5_DIR --disksim "
     "DISKSIM_DIR` (DISKSIM_DIR: a clone of github.com/westerndigitalcorporation/DiskSim), "
     "and export the GEM5 it prints")
+SIMPLESSD_HINT = (
+    "build gem5 with SimpleSSD linked in: `./study gem5 --source GEM5_DIR --simplessd "
+    "SIMPLESSD_DIR` (SIMPLESSD_DIR: a clone of github.com/SimpleSSD/SimpleSSD-Standalone "
+    "with its submodules), and export the GEM5 it prints")
 
 
 def require_patches(gem5: Gem5, system: System) -> None:
@@ -167,6 +191,11 @@ def require_patches(gem5: Gem5, system: System) -> None:
             f"system {system.name} times its disk with DiskSim ([disk.timing] model = "
             f"'disksim', {system.disk.timing.drive}), but GEM5={gem5.path} was built "
             f"without DiskSim: {DISKSIM_HINT}")
+    if uses_simplessd(system) and not gem5.simplessd:
+        raise StudyError(
+            f"system {system.name} times its disk with SimpleSSD ([disk.timing] model = "
+            f"'simplessd', {system.disk.timing.drive}), but GEM5={gem5.path} was built "
+            f"without SimpleSSD: {SIMPLESSD_HINT}")
     have = (gem5.series or "").split()  # SERIES
     for marker, (patch, why) in REQUIRED.items():
         if marker not in have:
@@ -224,7 +253,8 @@ def find_gem5() -> Gem5:
                       f"v{EXPECTED_VERSION} (Linux >= 6.8 and other details differ across versions)")
     return Gem5(path, entry["version"], entry["sha256"], options,
                 entry.get("reclaimstudy_series"), entry.get("tcmalloc"),
-                tuple(entry.get("compilers", ())), entry.get("disksim"))
+                tuple(entry.get("compilers", ())), entry.get("disksim"),
+                entry.get("simplessd"))
 
 
 # The boot's drives draw from a seed no run uses (runs: 1 + repetition): a run restoring
@@ -264,12 +294,14 @@ def gem5_params(mode: str, system: System, kernel: Kernel, image: Image, checkpo
 
 def disk_timing_params(system: System) -> dict | None:
     """The profile's [disk.timing] for reclaim_fs.py; a DiskSim drive's parameter file
-    with its path on this machine."""
+    and a SimpleSSD drive's configuration with their paths on this machine."""
     if system.disk.timing is None:
         return None
     timing = system.disk.timing.model_dump()
     if uses_disksim(system):
         timing["parameters_path"] = str(system.disk.timing.parameters_path)
+    if uses_simplessd(system):
+        timing["config_path"] = str(system.disk.timing.config_path)
     return timing
 
 
