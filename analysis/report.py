@@ -6,7 +6,7 @@ plots/reproduction.png, and a compact verdict table that fits a 1366-pixel windo
 one section per experiment (what we found, the evidence, the plots), then the full seed
 reproduction table with every number, then an appendix of provenance as facts: the
 inputs behind every number, what the runs cost, the sweep log's summary, failed runs,
-and findings.md's Status and History of the study.
+and findings.md's What was run and Provenance.
 """
 
 import json
@@ -419,12 +419,12 @@ def _seed_rows(seeds: pd.DataFrame, regimes: pd.DataFrame, table: pd.DataFrame) 
     return rows
 
 
-# findings.md's sections that are not experiments: the study's state as a whole (say,
-# paused on a fault of the instrument) and the history of the instrument (its faults
-# found, what they cost, the restarts). Both are about the study's making, not its
-# results, so the report shows them in its appendix, after every result.
-STATUS = "Status"
-HISTORY = "History"
+# findings.md's sections that are not experiments: what was run (the study as a whole:
+# its design, identities, cost) and its provenance (builds, earlier generations of runs,
+# the instrument's faults found and fixed). Both are about how the numbers were made,
+# not what they say, so the report shows them in its appendix, after every result.
+STATUS = "What was run"
+HISTORY = "Provenance"
 
 
 def _cpu_model(system: str) -> str | None:
@@ -438,7 +438,7 @@ def _cpu_model(system: str) -> str | None:
 def read_findings(path: Path, experiments: set[str]) -> dict[str, str]:
     """What we found, per experiment: `## <experiment>` sections of a Markdown file
     (results/published/<study>/findings.md), written from the runs' evidence, and
-    `## Status` and `## History` for the study as a whole. None is fine; a section for
+    `## What was run` and `## Provenance` for the study as a whole. None is fine; a section for
     an experiment the study does not have is an error."""
     if not path.is_file():
         return {}

@@ -175,33 +175,33 @@ def test_findings_for_an_experiment_the_study_lacks_are_refused(published):
     results, _, _ = published
     (published_dir("smoke", results) / "findings.md").write_text("## desktop\nx\n")
     with pytest.raises(StudyError, match="'## desktop' names no experiment of the study; "
-                                         "allowed: lazyfree, smoke, thrash, or 'Status' or 'History'"):
+                                         "allowed: lazyfree, smoke, thrash, or 'What was run' or 'Provenance'"):
         report_published(load_study("smoke"), results)
 
 
 def test_a_status_section_is_in_the_appendix_never_before_the_first_result(published):
     results, _, _ = published
     (published_dir("smoke", results) / "findings.md").write_text(
-        "# Findings\n\n## Status\nPaused: the disk stalls.\n\n## thrash\nCached.\n")
+        "# Findings\n\n## What was run\nPaused: the disk stalls.\n\n## thrash\nCached.\n")
     markdown = report_published(load_study("smoke"), results)["markdown"].read_text()
     results_end = markdown.index('<div id="appendix"></div>')
     assert "Paused" not in markdown[:results_end]
-    status = markdown.split('<div id="status"></div>')[1]
-    assert status.startswith("\n\n### Status of the study\nFrom findings.md.\n\n"
+    status = markdown.split('<div id="what-was-run"></div>')[1]
+    assert status.startswith("\n\n### What was run\nFrom findings.md.\n\n"
                              "Paused: the disk stalls.\n")
     assert "**What we found**: Cached." in markdown
 
 
-def test_a_history_section_comes_last_in_the_appendix(published):
+def test_a_provenance_section_comes_last_in_the_appendix(published):
     results, _, _ = published
     (published_dir("smoke", results) / "findings.md").write_text(
-        "## Status\nRunning.\n\n## History\n- **Restarted.** The disk lost writes.\n")
+        "## What was run\nRunning.\n\n## Provenance\n- **Restarted.** The disk lost writes.\n")
     markdown = report_published(load_study("smoke"), results)["markdown"].read_text()
     results_part, appendix = markdown.split('<div id="appendix"></div>')
     assert "Restarted" not in results_part
-    assert appendix.index("### Failed runs") < appendix.index("### Status of the study") \
-        < appendix.index("### History of the instrument")
-    history = appendix.split('<div id="history"></div>')[1]
+    assert appendix.index("### Failed runs") < appendix.index("### What was run") \
+        < appendix.index("### Provenance")
+    history = appendix.split('<div id="provenance"></div>')[1]
     assert history.rstrip().endswith("- **Restarted.** The disk lost writes.")
 
 
