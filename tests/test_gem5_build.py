@@ -134,7 +134,7 @@ PATCHES_OF_SERIES = {
         # nothing the other models simulate. A SimpleSSD drive's runs are keyed by its own
         # marker and the SimpleSSD build (RECLAIMSTUDY_SIMPLESSD_TIMING, Gem5.key_for).
         "0006-simplessd-timing.patch":
-            "929fca0ad03a18c194c85c431984a84898e38986fd12a889e29d54bc2dcf761b",
+            "857bc0dab2fda8c6e5495c962d282632e22727114c1d1dce6643682125307df7",
     },
 }
 
