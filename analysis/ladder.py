@@ -65,7 +65,8 @@ def compare_rungs(reference: pd.DataFrame, reference_runs: list[PublishedRun],
             "reference_high": ref["interval_high"], "reference_verdict": short(ref["verdict"]),
             "ratio": row["paired_ratio"], "low": row["interval_low"],
             "high": row["interval_high"], "verdict": short(row["verdict"]),
-            "pairs": row["n_pairs"], "inside": inside, "same_verdict": same,
+            "pairs": row["n_pairs"], "reference_pairs": ref["n_pairs"],
+            "inside": inside, "same_verdict": same,
             "reference_cpu_s": mean_ref, "cpu_s": mean_rung,
             "speed_up": mean_ref / mean_rung if mean_rung else math.nan})
     result = pd.DataFrame(out)
@@ -91,6 +92,15 @@ def format_ladder(result: pd.DataFrame) -> str:
             f"{row['reference_cpu_s']:.0f} -> {row['cpu_s']:.0f} ({row['speed_up']:.2f}x)")
     lines.append("")
     for experiment, rows in result.groupby("experiment", sort=False):
-        lines.append(f"{experiment}: the rung {'may' if rows['may_stand_in'].all() else 'may not'} "
-                     f"stand in for the timing CPU")
+        short_of = rows[rows["pairs"] < rows["reference_pairs"]]
+        if rows["may_stand_in"].all():
+            lines.append(f"{experiment}: the rung may stand in for the timing CPU")
+        elif not short_of.empty and not (~rows["inside"]).any():
+            # judged on fewer pairs than the timing CPU's, an interval is wider and a
+            # verdict may still come: no decision yet, unless a ratio is already outside
+            first = short_of.iloc[0]
+            lines.append(f"{experiment}: no decision yet ({first['pairs']} of "
+                         f"{first['reference_pairs']} pairs on the rung)")
+        else:
+            lines.append(f"{experiment}: the rung may not stand in for the timing CPU")
     return "\n".join(lines)

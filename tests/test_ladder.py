@@ -64,3 +64,19 @@ def test_the_ladders_cheaper_profiles_differ_from_the_timing_ones_only_in_the_cp
             exclude={"name", "path", "description"})
         assert atomic["cpu"].pop("model") == "atomic" and timing["cpu"].pop("model") == "timing"
         assert atomic == timing
+
+
+def test_a_rung_with_fewer_pairs_than_the_timing_cpu_is_not_judged_yet_unless_already_outside():
+    # two pairs: an interval too wide for a verdict, the ratio inside the timing CPU's
+    early = _table("desktop-hdd-96-atomic", [4560, 4208.8], [3000, 3000])
+    result = compare_rungs(TIMING, _runs(TIMING, 240.0), early, _runs(early, 120.0),
+                           "baseline", VerdictRules())
+    [row] = result.to_dict("records")
+    assert (row["pairs"], row["reference_pairs"]) == (2, 5) and not row["may_stand_in"]
+    assert "ebizzy: no decision yet (2 of 5 pairs on the rung)" in format_ladder(result)
+    # already outside at two pairs: more pairs narrow the interval, they cannot bring
+    # the ratio into the timing CPU's
+    moved = _table("desktop-hdd-96-atomic", [4410, 4415], [3675, 3679])
+    result = compare_rungs(TIMING, _runs(TIMING, 240.0), moved, _runs(moved, 120.0),
+                           "baseline", VerdictRules())
+    assert "ebizzy: the rung may not stand in for the timing CPU" in format_ladder(result)
