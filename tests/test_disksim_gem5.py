@@ -179,6 +179,7 @@ needs_disksim = pytest.mark.skipif(
                        "DiskSim, or its STABLE/DiskSim_Linux_Generic_2.01.016 tree)")
 
 
+@pytest.mark.source
 @needs_disksim
 def test_our_parameter_file_is_the_drive_disksim_validated_to_the_last_digit():
     """The IBM 18ES's validation trace through configs/disksim/ibm18es-ide.parv (our host
@@ -219,6 +220,7 @@ def patch_file(path: str) -> str:
     return "\n".join(body) + "\n"
 
 
+@pytest.mark.source
 @needs_disksim
 def test_the_patchs_engine_restores_a_drive_that_answers_as_the_one_that_served(tmp_path):
     """0005's DiskSim engine, built from the patch outside gem5: drives restored from the

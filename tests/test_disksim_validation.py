@@ -227,6 +227,7 @@ def built():
     return disksim_build.build_disksim(Path(SOURCE))
 
 
+@pytest.mark.source
 @needs_disksim
 def test_the_build_is_cached_and_has_what_an_embedding_links(built):
     started = time.monotonic()
@@ -243,6 +244,7 @@ def test_the_build_is_cached_and_has_what_an_embedding_links(built):
             == built.manifest["patched_sha256"])
 
 
+@pytest.mark.source
 @needs_disksim
 def test_disksim_reproduces_runvalids_figure_for_each_of_its_ten_drives(built):
     results = disksim_validation.validate(built)
@@ -257,6 +259,7 @@ def test_disksim_reproduces_runvalids_figure_for_each_of_its_ten_drives(built):
         assert abs(r.difference) <= TOLERANCE_MS, table
 
 
+@pytest.mark.source
 @needs_disksim
 def test_disksim_driven_through_its_interface_gives_runvalids_figure(built):
     """The external-control example (src/syssim_driver.c through disksim_interface.h),

@@ -150,6 +150,8 @@ def gem5_runs(tmp_path_factory):
     return out
 
 
+@pytest.mark.gem5
+@pytest.mark.quick
 @needs_gem5
 def test_restores_of_one_checkpoint_read_back_their_own_policies(gem5_runs):
     checkpoints = set()
@@ -161,6 +163,8 @@ def test_restores_of_one_checkpoint_read_back_their_own_policies(gem5_runs):
     assert len(checkpoints) == 1, "the three runs must share one boot"
 
 
+@pytest.mark.gem5
+@pytest.mark.quick
 @needs_gem5
 def test_stats_has_exactly_one_block_per_phase(gem5_runs):
     for record, directory in gem5_runs.values():
@@ -171,6 +175,8 @@ def test_stats_has_exactly_one_block_per_phase(gem5_runs):
         assert record["artefacts"]["gem5"]["version"].startswith("24.0")
 
 
+@pytest.mark.gem5
+@pytest.mark.quick
 @needs_gem5
 def test_a_slower_disk_makes_the_disk_phase_longer(gem5_runs):
     def read_phase_seconds(directory):
@@ -180,6 +186,7 @@ def test_a_slower_disk_makes_the_disk_phase_longer(gem5_runs):
     assert slow > 2 * fast, (fast, slow)
 
 
+@pytest.mark.gem5
 @needs_gem5
 def test_seed_001s_control_on_gem5_keeps_reading_from_disk_only_without_anon_scanning(
         tmp_path):
@@ -252,7 +259,9 @@ def _killable(system: str):
 
 
 @pytest.mark.gem5
-@pytest.mark.parametrize("system", list(SEGMENTED))
+@pytest.mark.parametrize("system", [  # ci-tiny's is quick; DiskSim's drive reads at 5 MB/s
+    pytest.param(system, marks=[pytest.mark.quick] if system == "ci-tiny" else [])
+    for system in SEGMENTED])
 def test_a_gem5_run_killed_in_its_second_phase_resumes_here_or_carried_as_if_never_killed(
         tmp_path, system):
     import signal
@@ -325,6 +334,7 @@ def test_a_gem5_run_killed_in_its_second_phase_resumes_here_or_carried_as_if_nev
         == {carried["artefacts"]["gem5"]["sha256"]}
 
 
+@pytest.mark.gem5
 @needs_gem5
 def test_three_repetitions_differ_on_gem5_and_a_rerun_repeats_its_statistics(tmp_path):
     """gem5 is deterministic, so a repetition differs only by its seed's perturbation (a
@@ -351,6 +361,8 @@ def test_three_repetitions_differ_on_gem5_and_a_rerun_repeats_its_statistics(tmp
     assert run(0, "again") == repetitions[0]
 
 
+@pytest.mark.gem5
+@pytest.mark.quick
 @needs_gem5
 def test_gems_mmu_sets_the_accessed_and_dirty_flags_reclaim_reads(tmp_path):
     """gem5-patches/0003: a page used again after Linux cleared its accessed flag reads
@@ -372,6 +384,8 @@ def test_gems_mmu_sets_the_accessed_and_dirty_flags_reclaim_reads(tmp_path):
     assert flags["faults_reading_again"] == flags["faults_rewriting"] == 0, flags
 
 
+@pytest.mark.gem5
+@pytest.mark.quick
 @needs_gem5
 def test_a_checkpoint_saved_with_the_ide_line_high_restores_with_a_disk_that_answers(
         tmp_path, monkeypatch):

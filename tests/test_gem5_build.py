@@ -200,6 +200,7 @@ def test_every_run_refuses_a_gem5_whose_drives_do_not_say_if_they_rotate():
     assert built(gem5_backend.SERIES).simulator_key != before.simulator_key
 
 
+@pytest.mark.source
 @needs_source
 def test_the_series_applies_to_the_given_gem5_checkout(tmp_path):
     source = Path(SOURCE)

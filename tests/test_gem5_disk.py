@@ -30,8 +30,8 @@ def _patched_gem5_reason() -> str | None:
     return None
 
 
-pytestmark = pytest.mark.skipif(_patched_gem5_reason() is not None,
-                                reason=_patched_gem5_reason() or "")
+pytestmark = [pytest.mark.gem5, pytest.mark.skipif(_patched_gem5_reason() is not None,
+                                                   reason=_patched_gem5_reason() or "")]
 TOLERANCE = 0.15
 
 

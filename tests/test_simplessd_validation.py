@@ -119,6 +119,7 @@ def runs(build, tmp_path_factory):
     return results
 
 
+@pytest.mark.source
 @needs_simplessd
 def test_build_is_cached_and_records_its_inputs(build):
     manifest = build.manifest
@@ -128,6 +129,7 @@ def test_build_is_cached_and_records_its_inputs(build):
     assert build_simplessd(Path(SIMPLESSD)).directory == build.directory
 
 
+@pytest.mark.source
 @needs_simplessd
 @pytest.mark.parametrize("measurement", [
     pytest.param(m, id=m.name, marks=[pytest.mark.xfail(reason=KNOWN_MISSES[m.name], strict=True)]
@@ -142,6 +144,7 @@ def test_drive_matches_its_published_measurement(runs, measurement):
         f"{measurement.source} ({error(result, measurement):+.1%}, allowed ±{TOLERANCE:.0%})")
 
 
+@pytest.mark.source
 @needs_simplessd
 def test_sequential_bandwidth_is_the_sata_links(runs):
     """Reading 128 KiB at a time, 32 outstanding, is bounded by the 6 Gb/s link's 600 MB/s
