@@ -259,9 +259,7 @@ def _killable(system: str):
 
 
 @pytest.mark.gem5
-@pytest.mark.parametrize("system", [  # ci-tiny's is quick; DiskSim's drive reads at 5 MB/s
-    pytest.param(system, marks=[pytest.mark.quick] if system == "ci-tiny" else [])
-    for system in SEGMENTED])
+@pytest.mark.parametrize("system", list(SEGMENTED))
 def test_a_gem5_run_killed_in_its_second_phase_resumes_here_or_carried_as_if_never_killed(
         tmp_path, system):
     import signal
