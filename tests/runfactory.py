@@ -3,10 +3,14 @@
 import copy
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.results import record as rec
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 QEMU_ARTEFACTS = {"kernel": "k1", "image": "i1"}
 GEM5_ARTEFACTS = {"kernel": "k1", "image": "i1", "gem5": "g1", "checkpoint": "c1"}

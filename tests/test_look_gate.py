@@ -8,7 +8,7 @@ import time
 import pandas as pd
 
 from analysis.sequential_replay import complete_pairs, stopped_experiments
-from reclaimstudy.campaigns import look_gate, runs, sweep
+from reclaimstudy.campaigns import look_gate, sweep
 from reclaimstudy.campaigns.studies import load_study
 from reclaimstudy.config.verdict_rules import VerdictRules
 from tests.runfactory import ebizzy_table

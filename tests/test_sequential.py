@@ -55,7 +55,7 @@ def test_under_no_effect_one_rows_false_verdicts_stay_at_or_under_alpha(kind, lo
 
 def test_under_no_effect_sequential_holm_keeps_the_familys_false_verdicts_under_alpha():
     rng = np.random.default_rng(5)
-    rows, trials, false = 4, 3000, 0
+    trials, false = 3000, 0
     looks = [LOOKS, LOOKS, (3, 5), (3, 5)]
     for _ in range(trials):
         p_at = [list(_running_p(rng.standard_normal((1, ls[-1])), ls)[0]) for ls in looks]

@@ -44,7 +44,7 @@ def test_a_verdict_uses_the_adjusted_p_and_its_interval_agrees():
             rows.append(_row())
         for method in ("holm", "bh", "none"):
             judged = judge(rows, pairs, VerdictRules(multiplicity=method))
-            for row, pair in zip(judged, pairs):
+            for row, _pair in zip(judged, pairs):
                 decided = not row["verdict"].startswith("inconclusive")
                 assert decided == (row["adjusted_p"] < 0.05)
                 excludes = not row["adjusted_low"] <= 1 <= row["adjusted_high"]

@@ -189,7 +189,7 @@ def patched_files(series: Series) -> list[str]:
     files = set()
     for patch in series.patches:
         text = patch.read_text()
-        for old, new in re.findall(r"^--- (\S+)\n\+\+\+ (\S+)$", text, re.M):
+        for old, _new in re.findall(r"^--- (\S+)\n\+\+\+ (\S+)$", text, re.M):
             if old != "/dev/null":
                 files.add(old.split("/", 1)[1])
     return sorted(files)

@@ -28,7 +28,8 @@ import tarfile
 import time
 from pathlib import Path
 
-from reclaimstudy.backends.gem5.segments import COMPLETE, DISK_LOST, saved_progress, saved_segments
+from reclaimstudy.backends.gem5.segments import (  # noqa: F401 (COMPLETE: tests use carry.COMPLETE)
+    COMPLETE, DISK_LOST, saved_progress, saved_segments)
 from reclaimstudy.campaigns.rundir import this_host
 from reclaimstudy.errors import StudyError
 from reclaimstudy.results.record import CHECKPOINTS

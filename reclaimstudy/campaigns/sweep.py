@@ -193,12 +193,12 @@ def check_same_bytes(name: str, identity: dict, prepared, done_records,
     from them elsewhere must be the same bytes for new runs to pair with old ones.
     `repeated`: the gem5 builds checked by `study repeat` (repeated_builds)."""
     same_ids = [r for r in done_records if (r.get("identity") or {}).get("artefacts") == identity]
-    for label, key, field in BYTES_CHECKED:
-        built = (prepared.record.get(key) or {}).get(field)
-        used = set(_checksums(same_ids, key, field))
+    for label, key, checksum in BYTES_CHECKED:
+        built = (prepared.record.get(key) or {}).get(checksum)
+        used = set(_checksums(same_ids, key, checksum))
         if built and used and used != {built}:
             raise StudyError(
-                f"{name}: this machine's {label} ({field} {built[:16]}) is not the one "
+                f"{name}: this machine's {label} ({checksum} {built[:16]}) is not the one "
                 f"the study's {len(same_ids)} finished run(s) with the same ids were made on "
                 f"({', '.join(sorted(u[:16] for u in used))}): runs made here would not "
                 f"repeat or pair with theirs. Its inputs are the same, so its build "

@@ -7,7 +7,7 @@ the logs of every machine into the repository beside the runs.
 import os
 import socket
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
 
 from reclaimstudy.results.sweeplog import LOG, STAMP, as_line, entries, oldest_first
@@ -52,7 +52,7 @@ def recover(study_path: Path, records: list[dict]) -> int:
         host = record.get("host", {})
         if record["run_id"] in logged or "slurm_job" in host:
             continue
-        began = datetime.fromisoformat(record["started_at"]).astimezone(timezone.utc)
+        began = datetime.fromisoformat(record["started_at"]).astimezone(UTC)
         began_at = began.strftime(STAMP)  # the log's form, compared as text
         before = [e for e in starts if e.get("host") == host.get("node")
                   and e["at"] <= began_at]
