@@ -121,7 +121,7 @@ def format_text(comparison: pd.DataFrame, baseline: str) -> str:
             ["experiment", "setup", "backend", "system"], sort=False):
         policies = policy_order(block["policy"], baseline)
         runs = block.groupby("policy")["n"].max()
-        body = []  # a section's name, or a metric's label and its cells
+        body: list[tuple[str, list[str] | None]] = []  # a section's name, or a metric's label and its cells
         for section in SECTIONS:
             part = block[block["source"] == section]
             if part.empty:

@@ -88,7 +88,7 @@ def summary(trace: Trace) -> dict[str, Counter]:
     """phase -> Counter of "REGION faults", "REGION major" and "FILE read/evicted", and
     "hot-stream faults" and "hot-stream major" for the streaming program."""
     counts: dict[str, Counter] = {}
-    pending = {}  # program -> [phase, region, whether it read] of its last fault
+    pending: dict[str, list] = {}  # program -> [phase, region, whether it read] of its last fault
 
     def close(program):
         if program in pending:
@@ -101,13 +101,13 @@ def summary(trace: Trace) -> dict[str, Counter]:
         program = task.rsplit("-", 1)[0]
         if kind == "page_fault_user":
             close(program)
-            address = int(re.search(r"address=0x([0-9a-f]+)", rest).group(1), 16)
+            address = int(re.search(r"address=0x([0-9a-f]+)", rest).group(1), 16)  # type: ignore[union-attr]
             # The map printed is the interactive program's; the other has none here.
             where = region(trace, address) if program == "interactive" else program
             here[f"{where} faults"] += 1
             pending[program] = [phase, where, 0]
         elif kind.startswith("mm_filemap_"):
-            inode = int(re.search(r"ino ([0-9a-f]+)", rest).group(1), 16)
+            inode = int(re.search(r"ino ([0-9a-f]+)", rest).group(1), 16)  # type: ignore[union-attr]
             added = kind == "mm_filemap_add_to_page_cache"
             here[f"{trace.files.get(inode, inode)} {'read' if added else 'evicted'}"] += 1
             if added and program in pending:

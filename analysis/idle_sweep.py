@@ -72,7 +72,7 @@ def windows(table: pd.DataFrame) -> dict[tuple[str, str, str], Window]:
     """(experiment, backend, system) -> its Window, for every hot-stream experiment with
     a run that measured both I and A."""
     wide = _stream_runs(table)
-    out = {}
+    out: dict = {}
     if wide.empty:
         return out
     for (experiment, backend, system), part in wide.groupby(["experiment", "backend",

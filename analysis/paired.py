@@ -63,7 +63,8 @@ class Paired:
         """The ratio's interval at `confidence`, by the method that matches the test."""
         if confidence == CONFIDENCE:
             return self.low, self.high
-        return _ratio_interval(*map(np.array, self.values), self.by, confidence)
+        with_, without = map(np.array, self.values)
+        return _ratio_interval(with_, without, self.by, confidence)
 
     def equivalence_p(self, margin: float = MARGIN) -> float:
         """TOST: the larger of the two one-sided p-values against the ratio lying at or

@@ -59,6 +59,7 @@ def _parser(workload: str):
     if not path.is_file():
         raise StudyError(f"workload '{workload}' has no parser ({path})")
     spec = importlib.util.spec_from_file_location(f"workload_parse_{workload.replace('-', '_')}", path)
+    assert spec is not None and spec.loader is not None  # a .py file that exists
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

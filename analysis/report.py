@@ -154,7 +154,7 @@ def _phase_plot(raw: pd.DataFrame, policies: list[str], title: str, path: Path) 
 
 def _inputs(kept: list[PublishedRun]) -> list[dict]:
     """One entry per guest generation and system profile: what the runs ran on."""
-    seen = {}
+    seen: dict = {}
     for run in kept:
         record, artefacts = run.record, run.record["artefacts"]
         key = (run.artefacts_key, json.dumps(run.identity["system"], sort_keys=True))

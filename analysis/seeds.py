@@ -133,7 +133,8 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame,
     untestable where `regimes`, regime_checks' rows, put every run out of the seed's
     regime), whether the means' direction is the seed's, and MGLRU's value and its ratio
     to the seed's "on" policy where the experiment ran MGLRU."""
-    rows, pairs = [], []
+    rows: list[dict] = []
+    pairs = []
     if comparison.empty:
         return pd.DataFrame(rows)
     experiments = table[["experiment", "workload"]].drop_duplicates()

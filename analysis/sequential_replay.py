@@ -60,7 +60,7 @@ def _walk(table: pd.DataFrame, regimes: pd.DataFrame | None, baseline: str,
     leading repetitions with every run done), in order of pairs across the study.
     `index`: the reproduction rows' keys. An experiment stops at the look where every
     row of it is decided or out of regime, or at its last planned look."""
-    looks = {e: experiment_looks(rules.looks, repetitions[e])
+    looks = {e: experiment_looks(rules.looks or (), repetitions[e])
              for e in set(index.get_level_values(0)) if e in repetitions}
     looks = {e: ls for e, ls in looks.items() if ls}
     keys = [k for k in index if k[0] in looks]
@@ -170,7 +170,7 @@ def replay_published(study, results, looks: tuple[int, ...], spending: str | Non
 
 
 def format_replay(rows: pd.DataFrame, experiments: pd.DataFrame, rules: VerdictRules) -> str:
-    lines = [f"looks {list(rules.looks)}, {rules.spending} spending, sequential Holm at "
+    lines = [f"looks {list(rules.looks or ())}, {rules.spending} spending, sequential Holm at "
              f"alpha {rules.alpha}", ""]
     for row in rows.to_dict("records"):
         ps = ", ".join("-" if p != p else f"{p:.3g}" for p in row["p_at_looks"])

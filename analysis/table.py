@@ -124,7 +124,7 @@ def gem5_rows(run_dir: Path, phases: list[str]) -> list[dict]:
             rows.append(row(DISK_JUMPS, "gem5", phase, found["disk_reads"] + found["disk_writes"]
                             - found["disk_sequential"]))
         if None not in block_quiet:
-            rows.append(row(QUIET, "gem5", phase, sum(block_quiet)))
+            rows.append(row(QUIET, "gem5", phase, sum(block_quiet)))  # type: ignore[arg-type]  # no None
     return rows
 
 
@@ -221,7 +221,7 @@ def current_runs(found: list[PublishedRun], points: set[str] | None = None
 
 def _of_newest(runs: list[PublishedRun], where, what) -> list[PublishedRun]:
     """The runs whose `what` is that of the most recently started run of their `where`."""
-    newest = {}
+    newest: dict = {}
     for run in runs:
         stamp = (run.record["started_at"], what(run))
         newest[where(run)] = max(newest.get(where(run), stamp), stamp)

@@ -123,7 +123,8 @@ def distribution(text: str, title: str, where: str) -> tuple[list[float], list[f
         start = lines.index(title) + 1
     except ValueError:
         raise StudyError(f"{where}: no '{title}' (not a DiskSim validate-mode output?)")
-    values, cumulative = [], []
+    values: list[float] = []
+    cumulative: list[float] = []
     for number in range(start, len(lines)):
         fields = lines[number].split()
         try:

@@ -134,7 +134,7 @@ def guest_file(relative: Path) -> bool:
             and "__pycache__" not in relative.parts)
 
 
-def tree_sha256(root: Path, skip: set[str] = frozenset()) -> str:
+def tree_sha256(root: Path, skip: set[str] | frozenset[str] = frozenset()) -> str:
     """Hash of the path, mode and content of every file below `root` that the guest gets."""
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*")):

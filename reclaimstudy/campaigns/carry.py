@@ -85,7 +85,7 @@ def _drop(folder: Path, run_id: str) -> None:
 def _split(archive: Path, folder: Path, run_id: str, part_bytes: int) -> list[dict]:
     """Cut archive into folder/RUN_ID.tar.xz.NNN of at most part_bytes each; returns
     each part's name, size and sha256 (in order)."""
-    parts = []
+    parts: list[dict] = []
     with archive.open("rb") as whole:
         while chunk := whole.read(part_bytes):
             name = f"{run_id}{ARCHIVE}.{len(parts):03d}"
@@ -136,7 +136,7 @@ def pack(study_path: Path, target: Path, min_cpu_s: float = DEFAULT_MIN_CPU_S,
     if min_cpu_s < 0:
         raise StudyError(f"--min-cpu-s {min_cpu_s}: must be 0 or more (gem5 CPU seconds)")
     folder = target / IN_FLIGHT
-    outcome = {"packed": [], "up_to_date": [], "too_short": [],
+    outcome: dict[str, list] = {"packed": [], "up_to_date": [], "too_short": [],
                "dropped": drop_finished(study_path, target)}
     carried = manifests(target)
     for run_id, work, segments in unfinished(study_path):

@@ -139,6 +139,7 @@ def classify(published: record.PublishedRun | None, job: str, job_state: slurm.J
                 or prepare_failed:
             return ("done", "") if published.ok else ("failed", published.record["reason"] or "")
     if prepare_failed:
+        assert prepare_state is not None
         return "not run", (f"its prepare job {prepare_state.job} ended "
                               f"{prepare_state.explain()}; see .slurm/logs/prepare-"
                               f"{prepare_state.job}.out")
@@ -211,6 +212,7 @@ def run_states(study: Study, backend_name: str, results: Path) -> list[RunState]
         if state == "failed" and reason.startswith("Slurm ended task") and (
                 run_id not in published or
                 published[run_id].record.get("host", {}).get("slurm_job") != job):
+            assert job_state is not None  # Slurm's reason is its state's
             record_ended(study_path, run, job, job_state, started.get(job), reason)
         if state == "not run" and not job and any(
                 rundir.partial_in_progress(p.name) for p in rundir.partials_of(study_path, run_id)):
@@ -396,9 +398,9 @@ def print_status(study: Study, backend_name: str, results: Path) -> list[RunStat
     summary = Table(title="per experiment", title_justify="left")
     for column in ("experiment", "system", *STATES, "repetitions, all policies done"):
         summary.add_column(column, overflow="fold")
-    for row in by_experiment(states):
-        summary.add_row(row["experiment"], row["system"], *(str(row[s]) for s in STATES),
-                        f"{row['paired']} of {row['repetitions']}")
+    for counts in by_experiment(states):
+        summary.add_row(counts["experiment"], counts["system"], *(str(counts[s]) for s in STATES),
+                        f"{counts['paired']} of {counts['repetitions']}")
     console.print(summary)
     counts = {s: sum(1 for r in states if r.state == s) for s in STATES}
     console.print(f"{study.name}: {len(states)} runs: "

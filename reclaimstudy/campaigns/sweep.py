@@ -235,7 +235,7 @@ class SystemPreparer:
     runs go on while the next one boots. A failed preparation fails that system's later
     runs at once, with the same reason, instead of booting again for each."""
 
-    def __init__(self, backend, identities: dict, done_records: list[dict] = (),
+    def __init__(self, backend, identities: dict, done_records: list[dict] | tuple = (),
                  repeated: dict[str, dict] | None = None):
         self.backend, self.identities = backend, identities
         self.done_records = list(done_records)
@@ -306,7 +306,7 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
     sweeplog_writer.recover(study_path, published)  # runs a killed sweep published but never logged
     started = time.monotonic()
     run_started: dict[str, float] = {}  # run id -> when its simulation started
-    preparing: dict[str, object] = {}  # run id -> spec, while its system is being prepared
+    preparing: dict[str, runs.RunSpec] = {}  # run id -> spec, while its system is being prepared
     sweep = sweeplog_writer.started(study_path, backend=backend_name, jobs=jobs,
                              only=list(study.only or []), planned=len(plan),
                              skipped=result.skipped, to_run=len(todo))

@@ -186,7 +186,7 @@ def read_run(directory: Path) -> PublishedRun | None:
 def published_runs(study_path: Path, study: str | None = None) -> list[PublishedRun]:
     """Every published run of a study's results folder, in name order; checked to belong
     to `study` when given. An absent folder has none."""
-    found = []
+    found: list[PublishedRun] = []
     if not study_path.is_dir():
         return found
     for directory in sorted(study_path.iterdir()):

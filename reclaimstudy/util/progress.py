@@ -25,7 +25,7 @@ def run_logged(cmd, cwd: Path, log_path: Path, label: str, step_pattern: str | N
     seen. Raises StudyError with the log's tail when the command fails.
     """
     pattern = re.compile(step_pattern) if step_pattern else None
-    tail = deque(maxlen=25)
+    tail: deque[str] = deque(maxlen=25)
     steps = 0
     started = time.monotonic()
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -37,6 +37,7 @@ def run_logged(cmd, cwd: Path, log_path: Path, label: str, step_pattern: str | N
         next_report = 0.1
         proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, errors="replace", env=env)
+        assert proc.stdout is not None  # stdout=PIPE
         for line in proc.stdout:
             log.write(line)
             tail.append(line.rstrip())

@@ -61,7 +61,7 @@ def drive_state(checkpoint: Path) -> dict[str, dict]:
     had to run (ms) at the checkpoint's tick. Empty for a checkpoint without 0004's drive
     state."""
     parser = configparser.ConfigParser(interpolation=None, strict=False, delimiters=("=",))
-    parser.optionxform = str
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
     parser.read(checkpoint / "m5.cpt")
     if not parser.has_option("root.globals", "curTick"):
         raise StudyError(f"{checkpoint / 'm5.cpt'} has no [root.globals] curTick: not a "

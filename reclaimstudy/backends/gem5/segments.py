@@ -76,7 +76,7 @@ def progress(work: Path) -> str | None:
 def saved_segments(work: Path) -> list[Path]:
     """The segments of `work` that saved their checkpoint, in order. Read only: a sweep may
     be writing the next one (completed, which tidies, is the sweep's)."""
-    found = []
+    found: list[Path] = []
     while (work / f"seg-{len(found):03d}" / COMPLETE).is_file():
         found.append(work / f"seg-{len(found):03d}")
     return found
