@@ -28,18 +28,29 @@ def fake_build(builds, key, patches, disksim=False, built_at="2026-12-01", binar
 
 def test_the_newest_build_of_this_series_is_chosen_one_with_disksim_first(tmp_path):
     current = [{"name": p.name, "sha256": file_sha256(p)} for p in read_series().patches]
-    older = [{**p, "sha256": "0" * 64} for p in current]
+    other = [{**p, "sha256": "0" * 64} for p in current]
     fake_build(tmp_path, "a", current, built_at="2026-12-02")
     with_disksim = fake_build(tmp_path, "b", current, disksim=True, built_at="2026-12-01")
-    fake_build(tmp_path, "c", older, disksim=True, built_at="2026-12-03")
+    fake_build(tmp_path, "c", other, disksim=True, built_at="2026-12-03")
     fake_build(tmp_path, "d", current, disksim=True, built_at="2026-12-04", binary=False)
-    build, why = cached_gem5.current_build(tmp_path)
-    assert build.binary == with_disksim and why == ""
+    fake_build(tmp_path, "e", current[:-1], disksim=True, built_at="2026-12-05")
+    build, lacks = cached_gem5.current_build(tmp_path)
+    assert build.binary == with_disksim and lacks == ""
+
+
+def test_else_an_earlier_commits_build_saying_which_patches_it_lacks(tmp_path):
+    current = [{"name": p.name, "sha256": file_sha256(p)} for p in read_series().patches]
+    fake_build(tmp_path, "a", current[:-2], disksim=True, built_at="2026-12-05")
+    longest = fake_build(tmp_path, "b", current[:-1], built_at="2026-12-01")
+    fake_build(tmp_path, "c", current[1:])  # not a leading part: another series
+    build, lacks = cached_gem5.current_build(tmp_path)
+    assert build.binary == longest
+    assert lacks.endswith(f"of this checkout's gem5-patches/, without {current[-1]['name'][:4]}")
 
 
 def test_without_one_it_says_what_it_found_instead(tmp_path):
     current = [{"name": p.name, "sha256": file_sha256(p)} for p in read_series().patches]
-    fake_build(tmp_path, "c", current[:-1])
+    fake_build(tmp_path, "c", current[1:])
     fake_build(tmp_path, "d", current, binary=False)
     build, why = cached_gem5.current_build(tmp_path)
     assert build is None

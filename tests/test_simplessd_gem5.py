@@ -261,6 +261,7 @@ def commands(count: int, seed: int) -> list[str]:
     return out
 
 
+@pytest.mark.source
 @needs_simplessd
 def test_the_patchs_engine_answers_as_simplessd_standalone_to_the_picosecond(tmp_path):
     build = simplessd_build.build_simplessd(Path(SOURCE))
@@ -292,6 +293,7 @@ def with_setting(config: Path, section: str, key: str, value: str, target: Path)
     return target
 
 
+@pytest.mark.source
 @needs_simplessd
 @pytest.mark.parametrize("section, key, value, message", [
     ("icl", "EvictPolicy", "0", r"\[icl\] EvictPolicy = 0 \(random\) draws from "
