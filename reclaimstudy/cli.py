@@ -86,7 +86,7 @@ def cmd_boot(args) -> int:
 
 def parse_params(pairs: list[str]) -> dict:
     """NAME=VALUE words from the command line, values typed as int, float or text."""
-    values = {}
+    values: dict[str, int | float | str] = {}
     for pair in pairs:
         name, sep, text = pair.partition("=")
         if not sep or not name:

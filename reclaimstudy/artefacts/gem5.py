@@ -108,7 +108,7 @@ def build_inputs(source: Path, variant: str, disksim=None, simplessd=None) -> di
         raise StudyError(f"unknown gem5 variant {variant!r}: choose one of {', '.join(VARIANTS)}")
     series = read_series()
     version = check_version(source, series)
-    inputs = {
+    inputs: dict = {
         "gem5_version": version,
         "source_commit": source_commit(source),
         "source_sha256": source_digest(source, source_files(source)),
