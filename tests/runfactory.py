@@ -1,4 +1,4 @@
-"""run.json records for tests, made the way runs.execute makes them (record.run_identity)."""
+"""run.json records for tests, made by the writer runs.execute uses (record.run_record)."""
 
 import copy
 import json
@@ -26,21 +26,23 @@ def make_record(study="smoke", workload="smoke", policy="baseline", system="ci-t
              "repetition": repetition, "backend": backend}
     if artefacts is None:
         artefacts = dict(GEM5_ARTEFACTS if backend == "gem5" else QEMU_ARTEFACTS)
-    return finish({"study": study, "label": f"{workload}/{policy}/{system}/r{repetition}",
-                   "backend": backend, "experiment": experiment or workload,
-                   "system_name": system, "policy_name": policy, "workload_name": workload,
-                   "identity": rec.run_identity(point, artefacts),
-                   "artefacts": {k: {"key": v} for k, v in artefacts.items()},
-                   "status": status, "reason": None if status == "ok" else "it failed",
-                   "wall_seconds": wall_seconds, "started_at": started_at, **extra})
+    fields = {"study": study, "experiment": experiment or "",
+              "artefacts": {k: {"key": v} for k, v in artefacts.items()},
+              "status": status, "reason": None if status == "ok" else "it failed",
+              "wall_seconds": wall_seconds, "started_at": started_at, "host": {}}
+    return rec.run_record(rec.run_identity(point, artefacts), **{**fields, **extra})
+
+
+# What run_record makes of the identity; the rest of a record is handed to it again.
+DERIVED = {"schema", "run_id", "identity", "label", "backend", "system_name", "policy_name",
+           "workload_name"}
 
 
 def finish(record: dict) -> dict:
-    """Schema and run id from the record's identity, as runs.execute writes them."""
-    record = dict(record, schema=record["identity"]["schema"])
-    parts = (*record["label"].split("/"), record["backend"])
-    record["run_id"] = rec.run_id(record["identity"], parts)
-    return record
+    """The record again from its identity (schema, run id, label, names), as
+    record.run_record writes them."""
+    fields = {k: v for k, v in record.items() if k not in DERIVED}
+    return rec.run_record(record["identity"], **fields)
 
 
 def changed(record: dict, path: tuple, value) -> dict:

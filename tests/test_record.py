@@ -147,3 +147,56 @@ def test_a_bad_run_json_is_an_error_naming_the_file(tmp_path):
         record.published_runs(tmp_path)
     (broken / "run.json").unlink()  # never published: not a run
     assert [r.directory for r in record.published_runs(tmp_path)] == [good]
+
+
+def test_every_run_json_is_put_together_by_the_one_writer():
+    """run.json's fields are assembled in record.run_record alone: no other module of the
+    tool, analysis or the tests builds a dict with its name fields."""
+    import ast
+    from pathlib import Path
+    repo = Path(__file__).resolve().parent.parent
+    writer = repo / "reclaimstudy" / "results" / "record.py"
+    builders = []
+    for folder in ("reclaimstudy", "analysis", "tests"):
+        for path in sorted((repo / folder).rglob("*.py")):
+            if path == writer:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                keys = {k.value for k in getattr(node, "keys", []) or []
+                        if isinstance(k, ast.Constant)} if isinstance(node, ast.Dict) else set()
+                if {"run_id", "identity", "label"} <= keys or {"policy_name", "identity"} <= keys:
+                    builders.append(f"{path.relative_to(repo)}:{node.lineno}")
+    assert not builders, f"run.json built outside record.run_record: {builders}"
+
+
+def test_the_writer_derives_the_names_and_id_from_the_identity_and_checks_the_record():
+    made = make_record(backend="gem5", policy="mglru", repetition=3)
+    identity = made["identity"]
+    assert made["run_id"] == record.identity_run_id(identity) and made["run_id"].startswith(
+        "smoke-mglru-ci-tiny-r3-gem5-")
+    assert (made["label"], made["policy_name"], made["schema"]) == (
+        "smoke/mglru/ci-tiny/r3", "mglru", record.RUN_SCHEMA)
+    with pytest.raises(StudyError, match=r"not a valid run.json \(status"):
+        record.run_record(identity, study="s", experiment="", artefacts={}, status=None,
+                          reason=None, started_at="", wall_seconds=0.0, host={})
+
+
+def test_a_slurm_task_slurm_ended_is_published_by_the_one_writer(tmp_path):
+    """cluster.record_ended: the same record as a run's, with Slurm's reason and job."""
+    from reclaimstudy.campaigns import cluster, runs, slurm
+    from reclaimstudy.config.policies import get_policy
+    from reclaimstudy.config.systems import get_system
+    from reclaimstudy.config.workloads import get_workload
+    workload = get_workload("smoke")
+    spec = runs.RunSpec("smoke", get_system("ci-tiny"), get_policy("baseline"), workload,
+                        workload.arguments(), 0, "qemu", experiment="smoke")
+    artefacts = {"kernel": "k1", "image": "i1"}
+    planned = cluster.PlannedRun(spec, runs.run_id(spec, artefacts), artefacts)
+    (tmp_path / cluster.SLURM_DIR).mkdir()
+    state = slurm.JobState("12_0", "TIMEOUT", "0:15", start="2026-12-01T10:00:00",
+                           end="2026-12-01T11:00:00")
+    cluster.record_ended(tmp_path, planned, "12_0", state, {"node": "n1"}, "Slurm ended it")
+    run = record.read_run(tmp_path / planned.run_id)
+    assert run.record["run_id"] == planned.run_id and run.record["status"] == "failed"
+    assert run.record["label"] == spec.label() and run.record["wall_seconds"] == 3600
+    assert run.record["slurm"]["state"] == "TIMEOUT" and run.record["host"]["node"] == "n1"

@@ -155,19 +155,15 @@ def record_ended(study_path: Path, run: PlannedRun, job: str, job_state: slurm.J
     written (its partial directory), and log the end in ended.jsonl for good."""
     spec, run_id = run.spec, run.run_id
     identity = runs.run_identity(spec, run.artefacts)
-    written = {
-        "schema": record.RUN_SCHEMA, "run_id": run_id, "identity": identity,
-        "study": spec.study, "label": spec.label(), "backend": spec.backend,
-        "system_name": spec.system.name, "policy_name": spec.policy.name,
-        "workload_name": spec.workload.name, "experiment": spec.experiment or spec.workload.name,
-        "artefacts": identity["artefacts"], "backend_info": {},
-        "host": {"slurm_job": job, "node": (started or {}).get("node", "")},
-        "started_at": job_state.start or (started or {}).get("started_at", ""),
-        "wall_seconds": _seconds_between(job_state.start, job_state.end),
-        "status": "failed", "reason": reason, "garbled_lines": 0,
-        "slurm": {"job": job, "state": job_state.state, "exit_code": job_state.exit_code,
-                  "raw_id": job_state.raw_id or (started or {}).get("raw_id", "")},
-    }
+    written = record.run_record(
+        identity, study=spec.study, experiment=spec.experiment,
+        artefacts=identity["artefacts"],
+        host={"slurm_job": job, "node": (started or {}).get("node", "")},
+        started_at=job_state.start or (started or {}).get("started_at", ""),
+        wall_seconds=_seconds_between(job_state.start, job_state.end),
+        status="failed", reason=reason,
+        slurm={"job": job, "state": job_state.state, "exit_code": job_state.exit_code,
+               "raw_id": job_state.raw_id or (started or {}).get("raw_id", "")})
     rundir.publish_leftover(study_path, run_id, written)
     with open(slurm_dir(study_path) / "ended.jsonl", "a") as log:
         log.write(json.dumps({"run_id": run_id, "label": spec.label(), "job": job,

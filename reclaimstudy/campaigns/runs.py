@@ -79,14 +79,9 @@ def run_identity(spec: RunSpec, artefacts: dict) -> dict:
     return record.run_identity(spec.identity(), artefacts)
 
 
-def _id_of(spec: RunSpec, identity: dict) -> str:
-    return record.run_id(identity, (spec.workload.name, spec.policy.name, spec.system.name,
-                                    f"r{spec.repetition}", spec.backend))
-
-
 def run_id(spec: RunSpec, artefacts: dict) -> str:
     """Readable prefix + hash of the run's identity."""
-    return _id_of(spec, run_identity(spec, artefacts))
+    return record.identity_run_id(run_identity(spec, artefacts))
 
 
 def job_text(spec: RunSpec, identifier: str) -> str:
@@ -191,7 +186,7 @@ def execute(spec: RunSpec, backend: Backend, results: Path = RESULTS,
     if hasattr(prepared.parts.get("image"), "mark_used"):
         prepared.parts["image"].mark_used()
     identity = run_identity(spec, prepared.identity)
-    identifier = _id_of(spec, identity)
+    identifier = record.identity_run_id(identity)
     directory = rundir.RunDirectory(study_dir(spec.study, results), identifier)
     job = directory.path / "job.sh"
     job.write_text(job_text(spec, identifier))
@@ -213,26 +208,12 @@ def execute(spec: RunSpec, backend: Backend, results: Path = RESULTS,
         if problem:
             console.status, console.reason = "failed", problem
     write_events(console, directory.path / "events.jsonl")
-    written = {
-        "schema": identity["schema"],
-        "run_id": identifier,
-        "identity": identity,
-        "study": spec.study,
-        "label": spec.label(),
-        "backend": spec.backend,
-        "system_name": spec.system.name,
-        "policy_name": spec.policy.name,
-        "workload_name": spec.workload.name,
-        "experiment": spec.experiment or spec.workload.name,
-        "artefacts": prepared.record,
-        "backend_info": outcome.info,
-        "host": host_info(),
-        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
-        "wall_seconds": round(time.time() - started, 2),
-        "status": console.status,
-        "reason": console.reason,
-        "garbled_lines": len(console.garbled),
-    }
+    written = record.run_record(
+        identity, study=spec.study, experiment=spec.experiment, artefacts=prepared.record,
+        backend_info=outcome.info, host=host_info(),
+        started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
+        wall_seconds=round(time.time() - started, 2), status=console.status,
+        reason=console.reason, garbled_lines=len(console.garbled))
     directory.publish(written)
     return written
 

@@ -15,7 +15,8 @@ was hashed, so every reader groups runs by the same fields:
 
 A study's folder holds its published runs (a directory each, with its run.json), the
 hidden .partial folder where runs are assembled (reclaimstudy/campaigns/rundir.py) and
-.checkpoints, a gem5 run's own checkpoints until it completes. This module only reads.
+.checkpoints, a gem5 run's own checkpoints until it completes. This module writes no file:
+it puts a run.json together (run_record, the one writer of its fields) and reads them back.
 """
 
 import json
@@ -55,6 +56,17 @@ def run_identity(spec_identity: dict, artefacts: dict) -> dict:
 def run_id(identity: dict, label_parts: tuple[str, ...]) -> str:
     """Readable prefix (workload, policy, system, repetition, backend) + the identity's hash."""
     return "-".join(label_parts) + "-" + json_sha256(identity)[:10]
+
+
+def label_parts(identity: dict) -> tuple[str, str, str, str, str]:
+    """Workload, policy, system, rN and backend: the names a run id and label start with."""
+    return (identity["workload"]["name"], identity["policy"]["name"],
+            identity["system"]["name"], f"r{identity['repetition']}", identity["backend"])
+
+
+def identity_run_id(identity: dict) -> str:
+    """The run id of a run identity (run_identity): its names, then its hash."""
+    return run_id(identity, label_parts(identity))
 
 
 def point_key(identity: dict) -> str:
@@ -106,6 +118,50 @@ class RunRecord(BaseModel):
     reason: str | None
     wall_seconds: float
     started_at: str
+
+
+def run_record(identity: dict, *, study: str, experiment: str, artefacts: dict,
+               status: str, reason: str | None, started_at: str, wall_seconds: float,
+               host: dict, backend_info: dict | None = None, garbled_lines: int = 0,
+               **extra) -> dict:
+    """A run's run.json, the one place its fields are put together: by runs.execute for
+    every backend, by the Slurm ledger for a task Slurm ended (campaigns/cluster.py) and
+    by the tests (tests/runfactory.py). Its schema, run id, label and names come from
+    `identity` (run_identity) alone, so they cannot disagree with it; `artefacts` is what
+    the backend recorded of them; `extra` adds fields (a Slurm task's own). It is checked
+    against RunRecord, the schema read_run checks it against again."""
+    workload, policy, system, repetition, backend = label_parts(identity)
+    written = {
+        "schema": identity["schema"],
+        "run_id": identity_run_id(identity),
+        "identity": identity,
+        "study": study,
+        "label": f"{workload}/{policy}/{system}/{repetition}",
+        "backend": backend,
+        "system_name": system,
+        "policy_name": policy,
+        "workload_name": workload,
+        "experiment": experiment or workload,
+        "artefacts": artefacts,
+        "backend_info": backend_info if backend_info is not None else {},
+        "host": host,
+        "started_at": started_at,
+        "wall_seconds": wall_seconds,
+        "status": status,
+        "reason": reason,
+        "garbled_lines": garbled_lines,
+        **extra,
+    }
+    try:
+        RunRecord.model_validate(written)
+    except ValidationError as error:
+        raise StudyError(f"run {written['run_id']}: not a valid run.json "
+                         f"({_problems(error)})") from None
+    return written
+
+
+def _problems(error: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
 
 
 @dataclass(frozen=True)
@@ -177,9 +233,7 @@ def read_run(directory: Path) -> PublishedRun | None:
     try:
         RunRecord.model_validate(record)
     except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
-                             for e in error.errors())
-        raise StudyError(f"{path}: not a valid run.json ({problems})") from None
+        raise StudyError(f"{path}: not a valid run.json ({_problems(error)})") from None
     return PublishedRun(directory, record)
 
 
