@@ -1,14 +1,16 @@
 """The seed reproduction table: each seed's own numbers beside ours, per backend."""
 
 import math
-from dataclasses import dataclass
+from typing import Annotated
 
 import pandas as pd
+from pydantic import (BaseModel, ConfigDict, Field, StrictBool, ValidationError,
+                      ValidationInfo, model_validator)
 
 from analysis.idle_sweep import windows
 from analysis.paired import paired
 from analysis.verdicts import Rules, judge, untestable
-from reclaimstudy.config.tomlfile import check_keys, load
+from reclaimstudy.config.tomlfile import config_error, load, number
 from reclaimstudy.config.workloads import load_workloads
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import CONFIGS
@@ -19,88 +21,86 @@ SEEDS_FILE = CONFIGS / "seeds.toml"
 MGLRU_POLICY = "mglru"
 
 
-@dataclass(frozen=True)
-class Claim:
+Ratio = Annotated[float, number()]
+
+
+class Claim(BaseModel):
+    """A [[claim]] of seeds.toml: one of a seed's numbers, and our row that stands for it."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     seed: str
     workload: str
     what: str
     metric: str
-    phase: str
-    with_policy: str
-    without_policy: str
-    seed_with: float
-    seed_without: float
+    phase: str = ""
+    with_policy: str = Field(alias="with")
+    without_policy: str = Field(alias="without")
+    seed_with: Ratio
+    seed_without: Ratio
     unit: str
     # A control beyond the seed (its `without` switches off more than the seed changed,
     # where 6.1 masks the seed's own change): judged against the seed's numbers all the
     # same, and labelled as such.
-    control: bool = False
+    control: StrictBool = False
 
     @property
     def seed_ratio(self) -> float:
         return self.seed_with / self.seed_without
 
+    @model_validator(mode="after")
+    def names_a_declared_metric(self, info: ValidationInfo):
+        """A claim names a metric its workload declares, in one of the workload's phases
+        (or none: a whole-run metric), in the declared unit: a typo must not drop a row."""
+        workloads = info.context["workloads"]
+        if self.workload not in workloads:
+            raise ValueError(f"workload = {self.workload!r}; allowed: {', '.join(workloads)}")
+        workload = workloads[self.workload]
+        if self.metric not in workload.metrics:
+            raise ValueError(f"metric = {self.metric!r} is not declared by workload "
+                             f"'{workload.name}' (its meta.toml [metrics]); allowed: "
+                             f"{', '.join(workload.metrics)}")
+        if self.phase and self.phase not in workload.phases:
+            raise ValueError(f"phase = {self.phase!r}; allowed: {', '.join(workload.phases)} "
+                             f"(or no phase, for a whole-run metric)")
+        unit = workload.metrics[self.metric].unit
+        if self.unit != unit:
+            raise ValueError(f"unit = {self.unit!r}, but workload '{workload.name}' declares "
+                             f"{self.metric} in {unit!r}")
+        return self
 
-def check_claim(table: dict, where: str, workloads: dict) -> None:
-    """A claim names a metric its workload declares, in one of the workload's phases (or
-    none: a whole-run metric), in the declared unit: a typo must not drop a row."""
-    if table["workload"] not in workloads:
-        raise StudyError(f"{where}: workload = {table['workload']!r}; allowed: "
-                         f"{', '.join(workloads)}")
-    workload = workloads[table["workload"]]
-    declared = {m.name: m for m in workload.metrics}
-    if table["metric"] not in declared:
-        raise StudyError(f"{where}: metric = {table['metric']!r} is not declared by workload "
-                         f"'{workload.name}' (its meta.toml [metrics]); allowed: "
-                         f"{', '.join(declared)}")
-    phase = table.get("phase", "")
-    if phase and phase not in workload.phases:
-        raise StudyError(f"{where}: phase = {phase!r}; allowed: {', '.join(workload.phases)} "
-                         f"(or no phase, for a whole-run metric)")
-    unit = declared[table["metric"]].unit
-    if table["unit"] != unit:
-        raise StudyError(f"{where}: unit = {table['unit']!r}, but workload '{workload.name}' "
-                         f"declares {table['metric']} in {unit!r}")
+
+class SeedsFile(BaseModel):
+    """configs/seeds.toml: the seeds' claims, and per seed what stops it reproducing on
+    this kernel ([caveats])."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    claim: list[Claim] = Field(min_length=1)
+    caveats: dict[str, Annotated[str, Field(min_length=1, pattern=r"\S")]] = {}
+
+    @model_validator(mode="after")
+    def caveats_name_claimed_seeds(self):
+        seeds = sorted({claim.seed for claim in self.claim})
+        for seed in self.caveats:
+            if seed not in seeds:
+                raise ValueError(f"[caveats] names seed '{seed}', which has no [[claim]]; "
+                                 f"allowed: {', '.join(seeds)}")
+        return self
 
 
-def _control(table: dict, where: str) -> bool:
-    value = table.get("control", False)
-    if not isinstance(value, bool):
-        raise StudyError(f"{where}: control = {value!r}; allowed: true or false")
-    return value
+def load_seeds(path=SEEDS_FILE) -> SeedsFile:
+    try:
+        return SeedsFile.model_validate(load(path), context={"workloads": load_workloads()})
+    except ValidationError as error:
+        raise config_error(path, error, SeedsFile) from None
 
 
 def load_claims(path=SEEDS_FILE) -> list[Claim]:
-    claims = []
-    workloads = load_workloads()
-    for index, table in enumerate(load(path).get("claim", [])):
-        where = f"{path} [[claim]] #{index + 1}"
-        check_keys(where, table,
-                   {"seed", "workload", "what", "metric", "phase", "with", "without", "seed_with",
-                    "seed_without", "unit", "control"},
-                   {"seed", "workload", "what", "metric", "with", "without", "seed_with",
-                    "seed_without", "unit"})
-        check_claim(table, where, workloads)
-        claims.append(Claim(table["seed"], table["workload"], table["what"], table["metric"],
-                            table.get("phase", ""), table["with"], table["without"],
-                            float(table["seed_with"]), float(table["seed_without"]), table["unit"],
-                            _control(table, where)))
-    if not claims:
-        raise StudyError(f"{path}: no [[claim]]")
-    return claims
+    return load_seeds(path).claim
 
 
 def load_caveats(path=SEEDS_FILE) -> dict[str, str]:
     """Per seed, what we found stops it reproducing on this kernel ([caveats] in seeds.toml)."""
-    caveats = load(path).get("caveats", {})
-    seeds = {claim.seed for claim in load_claims(path)}
-    for seed, text in caveats.items():
-        if seed not in seeds:
-            raise StudyError(f"{path}: [caveats] names seed '{seed}', which has no [[claim]]; "
-                             f"allowed: {', '.join(sorted(seeds))}")
-        if not isinstance(text, str) or not text.strip():
-            raise StudyError(f"{path}: [caveats] '{seed}' must be a non-empty string")
-    return dict(caveats)
+    return dict(load_seeds(path).caveats)
 
 
 def caveats_for(rows: pd.DataFrame, path=SEEDS_FILE) -> list[dict]:

@@ -35,7 +35,7 @@ def test_job_knobs_is_sorted_name_value_words():
      "refault_active_file_only, refault_scan_anon, use_once"),
     ('[p]\ndescription="x"\nknobs={use_once=4}\n', "[p] [knobs]: use_once = 4; allowed: integers 0..3"),
     ('[p]\ndescription="x"\nknobs={madv_free=true}\n', "madv_free = True; allowed: integers 0..1"),
-    ('[p]\ndescription="x"\nlru_gen="yes"\n', "[p]: lru_gen = 'yes'; input should be a valid boolean"),
+    ('[p]\ndescription="x"\nlru_gen="yes"\n', "[p]: lru_gen = 'yes'; allowed: true or false"),
     ('[p]\nknobs={}\n', "[p]: missing key(s) description"),
     ('[p]\ndescription="x"\ncolour=1\n', "[p]: unknown key(s) colour; allowed: description, knobs, lru_gen, seed"),
 ])
@@ -121,9 +121,9 @@ def test_unknown_workload_lists_the_allowed_ones():
 
 
 def test_data_file_sizes_follow_memory_and_are_page_multiples():
-    data = workloads.DataFile("f", memory_fraction=1.5)
+    data = workloads.DataFile(name="f", memory_fraction=1.5)
     assert data.size_bytes(256) == 384 << 20
-    assert workloads.DataFile("g", mib=0.001).size_bytes(256) == 4096
+    assert workloads.DataFile(name="g", mib=0.001).size_bytes(256) == 4096
 
 
 def test_command_line_params_are_typed():

@@ -70,7 +70,7 @@ def test_an_experiment_can_have_its_own_number_of_repetitions(tmp_path):
 
 
 def test_a_missing_or_unknown_baseline_is_rejected(tmp_path):
-    with pytest.raises(StudyError, match="baseline 'vanilla' is not a policy"):
+    with pytest.raises(StudyError, match="baseline = 'vanilla'; not a policy; allowed: baseline"):
         load_study(study_file(tmp_path, head='description = "d"\nbaseline = "vanilla"\n'
                                              'systems = ["ci-tiny"]\n'))
     with pytest.raises(StudyError, match="missing key\\(s\\) baseline"):

@@ -3,12 +3,16 @@
 import fnmatch
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field,
+                      ValidationError, ValidationInfo, field_validator, model_validator)
 
 from reclaimstudy.campaigns.runs import RunSpec
 from reclaimstudy.config.policies import get_policy, load_policies
 from reclaimstudy.config.systems import get_system, system_names
-from reclaimstudy.config.tomlfile import check_keys, load
-from reclaimstudy.config.verdict_rules import VerdictRules, verdict_rules
+from reclaimstudy.config.tomlfile import config_error, load, number, whole_number
+from reclaimstudy.config.verdict_rules import VerdictRules
 from reclaimstudy.config.workloads import get_workload, workload_dirs
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import CONFIGS
@@ -17,21 +21,125 @@ from reclaimstudy.results.record import point_key
 STUDIES_DIR = CONFIGS / "studies"
 
 
-@dataclass(frozen=True)
-class Experiment:
+def _known(kind: str, what: str):
+    """A list of names, each one of the context's `kind` (policies, systems)."""
+    def check(names: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        allowed = info.context[kind]
+        for name in names:
+            if name not in allowed:
+                raise ValueError(f"unknown {what} '{name}'; allowed: {', '.join(allowed)}")
+        return names
+    return AfterValidator(check)
+
+
+def _sentence(why: str) -> str:
+    if not why.strip():
+        raise ValueError("allowed: a sentence saying why the experiment runs on its "
+                         "systems' CPU model")
+    return why
+
+
+Repetitions = Annotated[int, whole_number(1, 100)]
+Names = Annotated[tuple[str, ...], Field(min_length=1)]
+
+
+class Experiment(BaseModel):
+    """An [[experiment]] of a study file; its policies and systems default to the
+    study's own."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     name: str
     workload: str
-    seed: str | None
-    policies: tuple[str, ...]
-    systems: tuple[str, ...]
-    params: dict
+    seed: str | None = None
+    policies: Annotated[Names, _known("policies", "policy")]
+    systems: Annotated[Names, _known("systems", "system")]
+    params: dict = {}
     # This experiment's own number of repetitions (None: the study's), so the costly
     # points can stop at fewer and the noisy ones go on to more.
-    repetitions: int | None = None
+    repetitions: Repetitions | None = None
     # Why the experiment runs on its systems' CPU model: the fidelity ladder's result
     # that let a cheaper CPU stand in for gem5's timing CPU (or kept the timing CPU), or
     # that the experiment is a functional check. The report prints it beside the CPU.
-    cpu_why: str | None = None
+    cpu_why: Annotated[str, AfterValidator(_sentence)] | None = None
+
+    @field_validator("workload")
+    @classmethod
+    def known_workload(cls, workload: str, info: ValidationInfo) -> str:
+        allowed = info.context["workloads"]
+        if workload not in allowed:
+            raise ValueError(f"unknown workload '{workload}'; allowed: {', '.join(allowed)}")
+        return workload
+
+    @field_validator("params")
+    @classmethod
+    def its_workloads_parameters(cls, params: dict, info: ValidationInfo) -> dict:
+        """Checked now, not mid-sweep."""
+        if "workload" in info.data:
+            try:
+                get_workload(info.data["workload"]).arguments(params)
+            except StudyError as error:
+                raise ValueError(str(error)) from None
+        return params
+
+
+def _patterns(value):
+    if not isinstance(value, list) or not all(isinstance(p, str) and p for p in value):
+        raise ValueError("allowed: a list of run patterns (experiment/policy/system/rN, "
+                         "shell wildcards), as --only takes")
+    return tuple(value)
+
+
+def _every(value: float) -> float:
+    if value <= 0:
+        raise ValueError("allowed: simulated seconds > 0 between a gem5 run's checkpoints "
+                         "(or leave it out: none)")
+    return value
+
+
+class StudyFile(BaseModel):
+    """A study file (configs/studies/NAME.toml)."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    description: str
+    baseline: str
+    repetitions: Repetitions = 1
+    # What an experiment that names none runs: filled into its table before it is read.
+    systems: tuple[str, ...] | None = None
+    policies: tuple[str, ...] | None = None
+    experiment: list[Experiment] = Field(min_length=1)
+    checkpoint_every_s: Annotated[float, number(), AfterValidator(_every)] | None = None
+    order: Annotated[tuple[str, ...], BeforeValidator(_patterns)] = ()
+    verdicts: VerdictRules = VerdictRules()
+
+    @model_validator(mode="before")
+    @classmethod
+    def experiments_inherit(cls, data):
+        if isinstance(data, dict) and isinstance(data.get("experiment"), list):
+            defaults = {k: data[k] for k in ("policies", "systems") if k in data}
+            data = {**data, "experiment": [{**defaults, **e} if isinstance(e, dict) else e
+                                           for e in data["experiment"]]}
+        return data
+
+    @field_validator("baseline")
+    @classmethod
+    def baseline_is_a_policy(cls, baseline: str, info: ValidationInfo) -> str:
+        if baseline not in info.context["policies"]:
+            raise ValueError(f"not a policy; allowed: {', '.join(info.context['policies'])}")
+        return baseline
+
+    @model_validator(mode="after")
+    def experiments_compare_with_the_baseline(self):
+        seen = set()
+        for number, experiment in enumerate(self.experiment, 1):
+            at = f"[[experiment]] #{number}"
+            if experiment.name in seen:
+                raise ValueError(f"{at}: experiment name '{experiment.name}' is used twice")
+            seen.add(experiment.name)
+            if self.baseline not in experiment.policies:
+                raise ValueError(f"{at}: the baseline policy '{self.baseline}' is missing from "
+                                 f"its policies {', '.join(experiment.policies)}; every "
+                                 f"comparison needs it")
+        return self
 
 
 @dataclass(frozen=True)
@@ -136,81 +244,18 @@ def _only_label(experiment: Experiment, spec: RunSpec) -> str:
     return replace(spec, experiment=experiment.name).point()
 
 
-def _names(where: str, key: str, one: str, value, allowed: list[str]) -> tuple[str, ...]:
-    """`key`: the list's key (policies); `one`: what each name is (policy)."""
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-        raise StudyError(f"{where}: {key} must be a non-empty list of names")
-    for name in value:
-        if name not in allowed:
-            raise StudyError(f"{where}: unknown {one} '{name}'; allowed: {', '.join(allowed)}")
-    return tuple(value)
-
-
-def _repetitions(where: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100:
-        raise StudyError(f"{where}: repetitions = {value!r}; allowed: integers 1..100")
-    return value
-
-
-def _cpu_why(where: str, why) -> str | None:
-    if why is not None and (not isinstance(why, str) or not why.strip()):
-        raise StudyError(f"{where}: cpu_why = {why!r}; allowed: a sentence saying why the "
-                         f"experiment runs on its systems' CPU model")
-    return why
-
-
 def parse_study(name: str, table: dict, path: Path) -> Study:
-    where = str(path)
-    check_keys(where, table, {"description", "baseline", "repetitions", "systems", "policies",
-                              "experiment", "checkpoint_every_s", "order", "verdicts"},
-               {"description", "baseline", "experiment"})
-    policies, systems = list(load_policies()), system_names()
-    workloads = [d.name for d in workload_dirs()]
-    baseline = table["baseline"]
-    if baseline not in policies:
-        raise StudyError(f"{where}: baseline '{baseline}' is not a policy; allowed: {', '.join(policies)}")
-    repetitions = _repetitions(where, table.get("repetitions", 1))
-    every = table.get("checkpoint_every_s")
-    if every is not None and (isinstance(every, bool) or not isinstance(every, (int, float))
-                              or not every > 0):
-        raise StudyError(f"{where}: checkpoint_every_s = {every!r}; allowed: simulated seconds "
-                         f"> 0 between a gem5 run's checkpoints (or leave it out: none)")
-    default_systems = table.get("systems")
-    default_policies = table.get("policies")
-    experiments, seen = [], set()
-    for index, spec in enumerate(table["experiment"]):
-        at = f"{where} [[experiment]] #{index + 1}"
-        check_keys(at, spec, {"name", "workload", "seed", "policies", "systems", "params",
-                              "repetitions", "cpu_why"},
-                   {"name", "workload"})
-        if spec["name"] in seen:
-            raise StudyError(f"{at}: experiment name '{spec['name']}' is used twice")
-        seen.add(spec["name"])
-        if spec["workload"] not in workloads:
-            raise StudyError(f"{at}: unknown workload '{spec['workload']}'; allowed: {', '.join(workloads)}")
-        exp_policies = _names(at, "policies", "policy", spec.get("policies", default_policies),
-                              policies)
-        if baseline not in exp_policies:
-            raise StudyError(f"{at}: the baseline policy '{baseline}' is missing from its policies "
-                             f"{', '.join(exp_policies)}; every comparison needs it")
-        exp_systems = _names(at, "systems", "system", spec.get("systems", default_systems), systems)
-        params = spec.get("params", {})
-        get_workload(spec["workload"]).arguments(params, at)  # checked now, not mid-sweep
-        own = _repetitions(at, spec["repetitions"]) if "repetitions" in spec else None
-        experiments.append(Experiment(spec["name"], spec["workload"], spec.get("seed"),
-                                      exp_policies, exp_systems, params, own,
-                                      _cpu_why(at, spec.get("cpu_why"))))
-    if not experiments:
-        raise StudyError(f"{where}: no [[experiment]]")
-    study = Study(name, table["description"], baseline, repetitions, tuple(experiments), path,
-                  float(every) if every is not None else None,
-                  verdicts=verdict_rules(table.get("verdicts"), where))
-    order = table.get("order", [])
-    if not isinstance(order, list) or not all(isinstance(p, str) and p for p in order):
-        raise StudyError(f"{where}: order = {order!r}; allowed: a list of run patterns "
-                         f"(experiment/policy/system/rN, shell wildcards), as --only takes")
-    study.check_patterns(f"{where}: order pattern", order)
-    return replace(study, order=tuple(order))
+    context = {"policies": list(load_policies()), "systems": system_names(),
+               "workloads": [d.name for d in workload_dirs()]}
+    try:
+        parsed = StudyFile.model_validate(table, context=context)
+    except ValidationError as error:
+        raise config_error(path, error, StudyFile) from None
+    study = Study(name, parsed.description, parsed.baseline, parsed.repetitions,
+                  tuple(parsed.experiment), path, parsed.checkpoint_every_s,
+                  verdicts=parsed.verdicts)
+    study.check_patterns(f"{path}: order pattern", parsed.order)
+    return replace(study, order=parsed.order)
 
 
 def study_names() -> list[str]:

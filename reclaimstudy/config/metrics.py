@@ -8,39 +8,46 @@ level at one moment (pages on a list at a mark): shown as read, never judged, so
 `better` is "none".
 """
 
-from dataclasses import dataclass
+from typing import Annotated, Literal, get_args
 
-from reclaimstudy.errors import StudyError
+from pydantic import AfterValidator, ConfigDict, TypeAdapter, ValidationError
+from pydantic.dataclasses import dataclass
 
-KINDS = ("time", "rate", "count", "ratio", "gauge")
-BETTER = ("lower", "higher", "none")
+from reclaimstudy.config.tomlfile import config_error
+
+Kind = Literal["time", "rate", "count", "ratio", "gauge"]
+Better = Literal["lower", "higher", "none"]
+KINDS = get_args(Kind)
+BETTER = get_args(Better)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=ConfigDict(extra="forbid"))
 class MetricSpec:
+    """A metric: declared in a meta.toml's [metrics] (checked there with
+    gauge_rule) or in analysis/metrics.py."""
     name: str
     unit: str
-    kind: str
-    better: str
+    kind: Kind
+    better: Better
     help: str = ""
 
 
+def gauge_rule(spec: MetricSpec) -> MetricSpec:
+    """A declared metric is a gauge if and only if its better is "none" (analysis/'s
+    own metrics may also leave a ratio unjudged)."""
+    if (spec.kind == "gauge") != (spec.better == "none"):
+        raise ValueError(f"better = {spec.better!r} with kind = {spec.kind!r}; a gauge (and "
+                         f"only a gauge) has better = 'none'")
+    return spec
+
+
+# A [metrics] entry of a meta.toml: {unit, kind, better, help}, named by its key.
+DeclaredMetric = Annotated[MetricSpec, AfterValidator(gauge_rule)]
+
+
 def parse_metric(name: str, table: dict, where: str) -> MetricSpec:
-    """One [metrics] entry: {unit, kind, better, help}."""
-    allowed = {"unit", "kind", "better", "help"}
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise StudyError(f"{where}: unknown key(s) {', '.join(unknown)}; "
-                         f"allowed: {', '.join(sorted(allowed))}")
-    missing = sorted({"unit", "kind", "better"} - set(table))
-    if missing:
-        raise StudyError(f"{where}: missing key(s) {', '.join(missing)}")
-    if table["kind"] not in KINDS:
-        raise StudyError(f"{where}: kind = {table['kind']!r}; allowed: {', '.join(KINDS)}")
-    if table["better"] not in BETTER:
-        raise StudyError(f"{where}: better = {table['better']!r}; allowed: {', '.join(BETTER)}")
-    if (table["kind"] == "gauge") != (table["better"] == "none"):
-        raise StudyError(f"{where}: better = {table['better']!r} with kind = {table['kind']!r}; "
-                         f"a gauge (and only a gauge) has better = 'none'")
-    return MetricSpec(name, str(table["unit"]), table["kind"], table["better"],
-                      str(table.get("help", "")))
+    """One [metrics] entry on its own."""
+    try:
+        return TypeAdapter(DeclaredMetric).validate_python({**table, "name": name})
+    except ValidationError as error:
+        raise config_error(where, error, MetricSpec) from None

@@ -19,17 +19,6 @@ def load(path: Path) -> dict:
         raise StudyError(f"{path}: not valid TOML: {error}") from None
 
 
-def check_keys(where: str, table: dict, allowed: set[str], required: set[str] = frozenset()):
-    """Reject unknown or missing keys, naming them and what is allowed."""
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise StudyError(f"{where}: unknown key(s) {', '.join(unknown)}; "
-                         f"allowed: {', '.join(sorted(allowed))}")
-    missing = sorted(required - set(table))
-    if missing:
-        raise StudyError(f"{where}: missing key(s) {', '.join(missing)}")
-
-
 # Validators for pydantic models of these files: each names what is allowed.
 
 def one_of(allowed) -> BeforeValidator:
@@ -57,23 +46,89 @@ def number() -> BeforeValidator:
     return BeforeValidator(check)
 
 
+def fields_of(model) -> dict:
+    """A pydantic model's (or pydantic dataclass's) fields: name -> FieldInfo."""
+    return getattr(model, "__pydantic_fields__", None) or getattr(model, "model_fields", {})
+
+
 def _model_at(model, loc: tuple):
-    """The pydantic model class that holds the key at `loc` (for its allowed keys)."""
+    """The pydantic model class that holds the key at `loc` (for its allowed keys); list
+    indexes and a table's own names (dict keys) stay in the model of their items."""
     for part in loc:
-        field = getattr(model, "model_fields", {}).get(part)
+        field = fields_of(model).get(part)
         if field is None:
+            continue
+        inner = _models_in(field.annotation)
+        if not inner:
             return model
-        annotation = field.annotation
-        inner = [a for a in typing.get_args(annotation) if hasattr(a, "model_fields")]
-        candidate = inner[0] if inner else annotation
-        if not hasattr(candidate, "model_fields"):
-            return model
-        model = candidate
+        model = inner[0]
     return model
 
 
+def _models_in(annotation) -> list:
+    """The models a field's annotation holds: itself, or in an Optional, a union, a list
+    or a table of them (Annotated unwrapped)."""
+    if fields_of(annotation):
+        return [annotation]
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _models_in(typing.get_args(annotation)[0])
+    return [m for a in typing.get_args(annotation) for m in _models_in(a)]
+
+
+def _plain_field(model, loc: tuple) -> bool:
+    """Whether `loc` ends at a key whose value is no table of a model (a dict value:
+    a key of its own, not a section)."""
+    if not loc or model is None:
+        return False
+    field = fields_of(_model_at(model, tuple(str(p) for p in loc[:-1]))).get(str(loc[-1]))
+    return field is not None and not _models_in(field.annotation)
+
+
+def _key_names(model) -> list[str]:
+    """The keys a file may give for a model: its fields by their TOML name (alias)."""
+    return sorted({field.alias or name for name, field in fields_of(model).items()} - NOT_KEYS)
+
+
+def _literal_values(model, key: str) -> tuple:
+    """The values a Literal field allows, or () when the key is no Literal field."""
+    field = fields_of(model).get(key) if model else None
+    if field is None:
+        for candidate in fields_of(model).values() if model else ():
+            if candidate.alias == key:
+                field = candidate
+    stack = [field.annotation] if field is not None else []
+    while stack:
+        annotation = stack.pop()
+        if typing.get_origin(annotation) is typing.Literal:
+            return typing.get_args(annotation)
+        stack += typing.get_args(annotation)
+    return ()
+
+
+# What a value of the wrong kind should have been, by pydantic's error type.
+ALLOWED_KINDS = {"string_type": "text", "bool_type": "true or false",
+                 "int_type": "a whole number", "float_type": "a number",
+                 "dict_type": "a table", "model_type": "a table", "dataclass_type": "a table",
+                 "list_type": "a list", "tuple_type": "a list", "too_short": "a non-empty list",
+                 "string_too_short": "text, not empty", "string_pattern_mismatch": "text, not blank"}
+
+
 # Fields the loaders fill in themselves (from the file's name or the table's), never keys.
-NOT_KEYS = {"name", "path"}
+NOT_KEYS = {"name", "path", "directory"}
+
+
+def _section(loc: tuple) -> str:
+    """Where in the file: [a.b], or [[a]] #N for the Nth table of an array of tables."""
+    out = []
+    for part in loc:
+        if isinstance(part, int):
+            table = out.pop().strip("[]") if out else ""
+            out.append(f"[[{table}]] #{part + 1}")
+        elif out and not out[-1].startswith("[["):
+            out[-1] = out[-1][:-1] + f".{part}]"
+        else:
+            out.append(f"[{part}]")
+    return " ".join(out)
 
 
 def config_error(path: Path, error: ValidationError, model=None) -> StudyError:
@@ -81,22 +136,30 @@ def config_error(path: Path, error: ValidationError, model=None) -> StudyError:
     the key, the value and what is allowed."""
     errors = error.errors()
     # An unknown key first: it often explains a missing one (a misspelt key).
-    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
-    loc = tuple(str(p) for p in first["loc"])
+    unknown_kinds = ("extra_forbidden", "unexpected_keyword_argument")
+    first = next((e for e in errors if e["type"] in unknown_kinds), errors[0])
+    loc = tuple(first["loc"])
     kind, message = first["type"], first["msg"].removeprefix("Value error, ")
-    if kind in ("missing", "extra_forbidden") or not isinstance(first.get("input"), dict):
-        section, key = loc[:-1], (loc[-1] if loc else None)
+    if kind in ("missing", "missing_argument", *unknown_kinds) \
+            or not isinstance(first.get("input"), dict) or _plain_field(model, loc):
+        section, key = loc[:-1], (str(loc[-1]) if loc else None)
     else:  # a check of a whole section (a model validator): no one key to name
         section, key = loc, None
-    where = f"{path}" + (f" [{'.'.join(section)}]" if section else "")
-    if kind == "missing":
+    where = f"{path}" + (f" {_section(section)}" if section else "")
+    owner = _model_at(model, tuple(str(p) for p in section)) if model else None
+    if kind in ("missing", "missing_argument"):
         return StudyError(f"{where}: missing key(s) {key}")
-    if kind == "extra_forbidden":
-        owner = _model_at(model, section) if model else None
-        allowed = ", ".join(sorted(set(owner.model_fields) - NOT_KEYS)) if owner else "?"
+    if kind in unknown_kinds:
+        allowed = ", ".join(_key_names(owner)) if owner else "?"
         return StudyError(f"{where}: unknown key(s) {key}; allowed: {allowed}")
     if key is None:
         return StudyError(f"{where}: {message}")
+    if kind == "literal_error":
+        values = _literal_values(owner, key)
+        message = "allowed: " + (", ".join(map(str, values)) if values
+                                 else first.get("ctx", {}).get("expected", "?"))
+    elif kind in ALLOWED_KINDS:
+        message = f"allowed: {ALLOWED_KINDS[kind]}"
     if not message.startswith("allowed") and not message.startswith("expected"):
         message = message[0].lower() + message[1:]
     return StudyError(f"{where}: {key} = {first.get('input')!r}; {message}")

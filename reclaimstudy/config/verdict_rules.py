@@ -11,14 +11,16 @@ Every key has the default shown except `looks` (none: a fixed number of pairs).
 analysis/verdicts.py applies them; analysis/sequential.py makes the looks' boundaries.
 """
 
-from typing import Annotated
+from typing import Annotated, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
-from reclaimstudy.config.tomlfile import config_error, number, one_of
+from reclaimstudy.config.tomlfile import config_error, number
 
-MULTIPLICITY = ("holm", "bh", "none")
-SPENDING = ("obrien-fleming", "pocock")
+Multiplicity = Literal["holm", "bh", "none"]
+Spending = Literal["obrien-fleming", "pocock"]
+MULTIPLICITY = get_args(Multiplicity)
+SPENDING = get_args(Spending)
 
 
 def _fraction(value: float) -> float:
@@ -45,17 +47,19 @@ def _looks(value) -> tuple[int, ...]:
 class VerdictRules(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     alpha: Annotated[float, number(), AfterValidator(_fraction)] = 0.05
-    multiplicity: Annotated[str, one_of(MULTIPLICITY)] = "holm"
+    multiplicity: Multiplicity = "holm"
     equivalence_margin: Annotated[float, number(), AfterValidator(_margin)] = 0.10
     looks: Annotated[tuple[int, ...], AfterValidator(_looks)] | None = None
-    spending: Annotated[str, one_of(SPENDING)] = "obrien-fleming"
+    spending: Spending = "obrien-fleming"
 
 
 def verdict_rules(table: dict | None, where: str) -> VerdictRules:
+    """A [verdicts] table on its own (a study file's is checked with the file: StudyFile)."""
     try:
-        return VerdictRules(**(table or {}))
+        return _Holder.model_validate({"verdicts": table or {}}).verdicts
     except ValidationError as error:
-        raise config_error(f"{where} [verdicts]", error, VerdictRules) from None
-    except TypeError:  # [verdicts] not a table
-        from reclaimstudy.errors import StudyError
-        raise StudyError(f"{where}: verdicts must be a table ([verdicts])") from None
+        raise config_error(where, error, _Holder) from None
+
+
+class _Holder(BaseModel):
+    verdicts: VerdictRules

@@ -6,12 +6,16 @@ its parameters, its data files), `run` (the guest driver), its C sources, and
 """
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Literal, get_args
 
-from reclaimstudy.config.metrics import MetricSpec, parse_metric
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field,
+                      StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError,
+                      model_validator)
+
+from reclaimstudy.config.metrics import DeclaredMetric, MetricSpec
 from reclaimstudy.config.policies import load_policies
-from reclaimstudy.config.tomlfile import check_keys, load
+from reclaimstudy.config.tomlfile import config_error, load, number
 from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import WORKLOADS
 
@@ -19,14 +23,36 @@ GUEST_DATA = "/usr/share/reclaim/data"
 NOT_WORKLOADS = {"lib", "tools", "build"}
 
 
-@dataclass(frozen=True)
-class Parameter:
+class Table(BaseModel):
+    """A table of meta.toml: only its own keys, values of their kinds."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+Bound = StrictInt | StrictFloat
+
+
+class Parameter(Table):
+    """[parameters.NAME]: the value a run gets unless a study gives another, and the
+    values allowed (min..max, or choices): the one place a workload's bounds are kept
+    (tests/test_workload_bounds.py holds the C programs' option tables to them)."""
     name: str
-    default: object
+    default: StrictBool | StrictInt | StrictFloat | StrictStr
     help: str
-    minimum: float | None = None
-    maximum: float | None = None
-    choices: tuple | None = None
+    minimum: Bound | None = Field(None, alias="min")
+    maximum: Bound | None = Field(None, alias="max")
+    choices: tuple[StrictInt | StrictFloat | StrictStr, ...] | None = None
+
+    @model_validator(mode="after")
+    def default_is_allowed(self):
+        numeric = isinstance(self.default, (int, float)) and not isinstance(self.default, bool)
+        if (self.minimum is not None or self.maximum is not None) and not numeric:
+            raise ValueError(f"min and max go with a number; default = {self.default!r}")
+        if self.choices is not None and self.default not in self.choices or numeric and not (
+                (self.minimum is None or self.minimum <= self.default)
+                and (self.maximum is None or self.default <= self.maximum)):
+            raise ValueError(f"default = {self.default!r} is not allowed; allowed: "
+                             f"{self.allowed()}")
+        return self
 
     def check(self, value, where: str):
         kind = type(self.default)
@@ -45,39 +71,85 @@ class Parameter:
     def allowed(self) -> str:
         if self.choices is not None:
             return "one of " + ", ".join(map(str, self.choices))
+        if isinstance(self.default, str):
+            return "text"
         kind = "an integer" if isinstance(self.default, int) else "a number"
         return f"{kind} from {self.minimum} to {self.maximum}"
 
 
-@dataclass(frozen=True)
-class DataFile:
-    """A file of real (pseudo-random, not sparse) data made at image build time."""
+def _positive(value: float) -> float:
+    if value <= 0:
+        raise ValueError("allowed: a number > 0")
+    return value
+
+
+Positive = Annotated[float, number(), AfterValidator(_positive)]
+
+
+class DataFile(Table):
+    """[[data]]: a file of real (pseudo-random, not sparse) data made at image build time."""
     name: str
-    mib: float | None = None
-    memory_fraction: float | None = None
+    mib: Positive | None = None
+    memory_fraction: Positive | None = None
+
+    @model_validator(mode="after")
+    def one_size(self):
+        if (self.mib is None) == (self.memory_fraction is None):
+            raise ValueError("give exactly one of mib, memory_fraction")
+        return self
 
     def size_bytes(self, memory_mib: int) -> int:
         mib = self.mib if self.mib is not None else self.memory_fraction * memory_mib
         return int(math.ceil(mib * 1024 * 1024 / 4096)) * 4096
 
 
-REGIME_UNITS = ("pages", "MiB")
+RegimeUnit = Literal["pages", "MiB"]
+REGIME_UNITS = get_args(RegimeUnit)
 PAGES_PER_MIB = 256  # 4 KiB pages
 
 
-@dataclass(frozen=True)
-class Regime:
+def _policy_names(value):
+    """[regime]'s policy: one name or a list of them."""
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ValueError("allowed: a policy's name or a list of names")
+    return tuple(names)
+
+
+def _known_policies(names: tuple[str, ...]) -> tuple[str, ...]:
+    known = load_policies()
+    for name in names:
+        if name not in known:
+            raise ValueError(f"policy {name!r} is not a policy; allowed: {', '.join(known)}")
+    return names
+
+
+class Regime(Table):
     """Where a seed saw its effect, as one of the workload's metrics: it must reach
     `at_least_memory` times the guest's memory (in `unit`), or, for a metric that is not
     a size, the plain number `at_least`; in the runs of `policies` (every policy when
     empty: several, when experiments name the seed's "before" differently). The report
     prints it for every run."""
     metric: str
-    unit: str | None
-    at_least_memory: float | None
-    policies: tuple[str, ...]
+    unit: RegimeUnit | None = None
+    at_least_memory: Positive | None = None
+    policies: Annotated[tuple[str, ...], BeforeValidator(_policy_names),
+                        AfterValidator(_known_policies)] = Field((), alias="policy")
     why: str
-    at_least: float | None = None
+    at_least: Positive | None = None
+
+    @model_validator(mode="after")
+    def one_threshold(self):
+        if (self.at_least_memory is None) == (self.at_least is None):
+            raise ValueError("give exactly one of at_least_memory (a multiple of the guest's "
+                             "memory, with unit) and at_least (a plain number)")
+        if self.at_least is not None and self.unit is not None:
+            raise ValueError(f"unit = {self.unit!r} goes with at_least_memory; at_least is in "
+                             f"the metric's own unit")
+        if self.at_least_memory is not None and self.unit is None:
+            raise ValueError(f"unit = None; allowed: {', '.join(REGIME_UNITS)} (with "
+                             f"at_least_memory)")
+        return self
 
     def applies_to(self, policy: str) -> bool:
         return not self.policies or policy in self.policies
@@ -103,31 +175,53 @@ class Regime:
         return value / (self.required(memory_mib) / self.threshold)
 
 
-@dataclass(frozen=True)
-class Workload:
+def _named(value):
+    """A table of tables named by their keys ([metrics.NAME], [parameters.NAME]): each
+    with its name, for the models of its entries."""
+    if not isinstance(value, dict):
+        return value
+    return {name: {**entry, "name": name} if isinstance(entry, dict) else entry
+            for name, entry in value.items()}
+
+
+class Workload(Table):
+    """A workload's meta.toml; `name` and `directory` are its folder's."""
     name: str
-    description: str
-    seed: str | None
     directory: Path
-    parameters: dict
-    data: tuple
-    sources: tuple
-    phases: tuple
+    description: str
+    seed: str | None = None
+    parameters: Annotated[dict[str, Parameter], BeforeValidator(_named)] = {}
+    data: tuple[DataFile, ...] = ()
+    sources: tuple[str, ...] = ()
+    phases: tuple[str, ...]
     generate: str | None = None  # host program run at image build: GENERATE OUT MEMORY_MIB
-    metrics: tuple[MetricSpec, ...] = ()  # what parse.py reports, declared in [metrics]
+    # What parse.py reports, declared in [metrics]
+    metrics: Annotated[dict[str, DeclaredMetric], BeforeValidator(_named)]
     regime: Regime | None = None  # where its seed saw the effect ([regime])
     # Phases that are a sleep by design: their quiet time (analysis QUIET) is the workload's
     # own, and the report does not flag it
-    pauses: tuple = ()
+    pauses: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def names_what_it_declares(self):
+        if self.regime is not None and self.regime.metric not in self.metrics:
+            raise ValueError(f"[regime] metric = {self.regime.metric!r} is not declared in "
+                             f"[metrics]; allowed: {', '.join(self.metrics)}")
+        unknown = [p for p in self.pauses if p not in self.phases]
+        if unknown:
+            raise ValueError(f"pauses names {', '.join(map(repr, unknown))}, not a phase; "
+                             f"phases: {', '.join(self.phases)}")
+        if self.generate is not None and not (self.directory / self.generate).is_file():
+            raise ValueError(f"generate = {self.generate!r} is not a file in {self.directory}")
+        return self
 
     def metric(self, name: str) -> MetricSpec:
         """The declaration of a metric parse.py reports; an undeclared one is an error."""
-        for spec in self.metrics:
-            if spec.name == name:
-                return spec
+        if name in self.metrics:
+            return self.metrics[name]
         raise StudyError(f"workload '{self.name}' reports metric '{name}', which its "
                          f"meta.toml does not declare; declared: "
-                         f"{', '.join(s.name for s in self.metrics) or 'none'}")
+                         f"{', '.join(self.metrics) or 'none'}")
 
     def arguments(self, values: dict | None = None, where: str = "") -> dict:
         """Every parameter's value: the defaults, overridden by `values` (checked)."""
@@ -146,89 +240,15 @@ class Workload:
         return " ".join(f"--{name.replace('_', '-')}={value}" for name, value in arguments.items())
 
 
-def _parameter(name: str, table: dict, where: str) -> Parameter:
-    check_keys(where, table, {"default", "help", "min", "max", "choices"}, {"default", "help"})
-    choices = tuple(table["choices"]) if "choices" in table else None
-    return Parameter(name, table["default"], table["help"], table.get("min"), table.get("max"),
-                     choices)
-
-
-def _data_file(table: dict, where: str) -> DataFile:
-    check_keys(where, table, {"name", "mib", "memory_fraction"}, {"name"})
-    if ("mib" in table) == ("memory_fraction" in table):
-        raise StudyError(f"{where}: give exactly one of mib, memory_fraction")
-    return DataFile(table["name"], table.get("mib"), table.get("memory_fraction"))
-
-
-def _positive(where: str, key: str, value) -> float:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-        raise StudyError(f"{where}: {key} = {value!r}; allowed: a number > 0")
-    return float(value)
-
-
-def _regime(table: dict, metrics: tuple[MetricSpec, ...], where: str) -> Regime:
-    check_keys(where, table, {"metric", "unit", "at_least_memory", "at_least", "policy", "why"},
-               {"metric", "why"})
-    if table["metric"] not in {m.name for m in metrics}:
-        raise StudyError(f"{where}: metric = {table['metric']!r} is not declared in [metrics]; "
-                         f"allowed: {', '.join(m.name for m in metrics)}")
-    if ("at_least_memory" in table) == ("at_least" in table):
-        raise StudyError(f"{where}: give exactly one of at_least_memory (a multiple of the "
-                         f"guest's memory, with unit) and at_least (a plain number)")
-    if "at_least" in table:
-        if "unit" in table:
-            raise StudyError(f"{where}: unit = {table['unit']!r} goes with at_least_memory; "
-                             f"at_least is in the metric's own unit")
-        return Regime(table["metric"], None, None, _regime_policies(where, table), table["why"],
-                      _positive(where, "at_least", table["at_least"]))
-    if table.get("unit") not in REGIME_UNITS:
-        raise StudyError(f"{where}: unit = {table.get('unit')!r}; allowed: "
-                         f"{', '.join(REGIME_UNITS)}")
-    return Regime(table["metric"], table["unit"],
-                  _positive(where, "at_least_memory", table["at_least_memory"]),
-                  _regime_policies(where, table), table["why"])
-
-
-def _regime_policies(where: str, table: dict) -> tuple[str, ...]:
-    """[regime]'s policy: one name or a list of them, each in configs/policies.toml."""
-    named = table.get("policy", [])
-    names = [named] if isinstance(named, str) else named
-    known = load_policies()
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise StudyError(f"{where}: policy = {named!r}; allowed: a policy's name or a list "
-                         f"of names")
-    for name in names:
-        if name not in known:
-            raise StudyError(f"{where}: policy {name!r} is not a policy; allowed: "
-                             f"{', '.join(known)}")
-    return tuple(names)
-
-
 def parse_workload(directory: Path) -> Workload:
     path = directory / "meta.toml"
     table = load(path)
-    where = str(path)
-    check_keys(where, table, {"description", "seed", "parameters", "data", "sources", "phases",
-                              "generate", "metrics", "regime", "pauses"},
-               {"description", "phases", "metrics"})
-    if "generate" in table and not (directory / table["generate"]).is_file():
-        raise StudyError(f"{where}: generate = {table['generate']!r} is not a file in {directory}")
     if not (directory / "run").is_file():
         raise StudyError(f"{directory}: a workload needs an executable driver named 'run'")
-    parameters = {name: _parameter(name, spec, f"{where} [parameters.{name}]")
-                  for name, spec in table.get("parameters", {}).items()}
-    data = tuple(_data_file(spec, f"{where} [[data]]") for spec in table.get("data", []))
-    metrics = tuple(parse_metric(name, spec, f"{where} [metrics.{name}]")
-                    for name, spec in table["metrics"].items())
-    regime = _regime(table["regime"], metrics, f"{where} [regime]") if "regime" in table else None
-    pauses = tuple(table.get("pauses", []))
-    unknown = [p for p in pauses if p not in table["phases"]]
-    if unknown:
-        raise StudyError(f"{where}: pauses names {', '.join(map(repr, unknown))}, not a phase; "
-                         f"phases: {', '.join(table['phases'])}")
-    return Workload(directory.name, table["description"], table.get("seed"), directory,
-                    parameters, data, tuple(table.get("sources", [])), tuple(table["phases"]),
-                    table.get("generate"), metrics, regime, pauses)
+    try:
+        return Workload.model_validate({**table, "name": directory.name, "directory": directory})
+    except ValidationError as error:
+        raise config_error(path, error, Workload) from None
 
 
 def workload_dirs(root: Path = WORKLOADS) -> list[Path]:
