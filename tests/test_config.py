@@ -249,3 +249,49 @@ def test_a_disk_timing_model_is_read_with_its_kind(tmp_path):
     assert isinstance(hdd.disk.timing, systems.HddTiming) and hdd.disk.delay_us is None
     assert isinstance(ssd.disk.timing, systems.FlashTiming) and ssd.disk.timing.jitter == 0.0
     assert hdd.identity()["disk"]["timing"]["seek_average_ms"] == 8.5
+
+
+def test_every_toml_file_is_read_by_a_pydantic_model():
+    """Each TOML file of the repository has its loader, which checks it with a model
+    (pyproject.toml is Python packaging's)."""
+    import subprocess
+
+    from analysis.seeds import load_seeds
+    from reclaimstudy.artefacts import image
+    from reclaimstudy.campaigns.studies import load_study
+    from reclaimstudy.config.policies import load_policies
+    from reclaimstudy.paths import REPO
+    loaders = {"configs/policies.toml": lambda p: load_policies(p),
+               "configs/seeds.toml": lambda p: load_seeds(p),
+               "disk-images/rootfs.toml": lambda p: image.rootfs_spec()}
+    patterns = {"configs/studies/": lambda p: load_study(str(p)),
+                "configs/systems/": lambda p: systems.get_system(p.stem, p.parent),
+                "workloads/": lambda p: workloads.parse_workload(p.parent)}
+    tracked = subprocess.run(["git", "ls-files", "*.toml"], cwd=REPO, capture_output=True,
+                             text=True, check=True).stdout.split()
+    unread = []
+    for name in tracked:
+        if name == "pyproject.toml":
+            continue
+        loader = loaders.get(name) or next(
+            (f for prefix, f in patterns.items() if name.startswith(prefix)), None)
+        if loader is None:
+            unread.append(name)
+        else:
+            loader(REPO / name)
+    assert not unread, f"TOML files no loader reads: {unread}"
+
+
+def test_the_root_disks_spec_is_checked_naming_the_key(tmp_path, monkeypatch):
+    from reclaimstudy.artefacts import image
+    shipped = image.ROOTFS_SPEC.read_text()
+    for text, message in ((shipped.replace('suite = "bookworm"\n', ""), r"missing key\(s\) suite"),
+                          (shipped + 'colour = "red"\n', r"unknown key\(s\) colour; allowed: "
+                                                         r"build_packages, components"),
+                          (shipped.replace('variant = "minbase"', "variant = 3"),
+                           r"variant = 3; allowed: text")):
+        path = tmp_path / "rootfs.toml"
+        path.write_text(text)
+        monkeypatch.setattr(image, "ROOTFS_SPEC", path)
+        with pytest.raises(StudyError, match=message):
+            image.rootfs_spec()

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reclaimstudy.artefacts.discard import discard_tree
 from reclaimstudy.artefacts.ext4 import make_ext4
 from reclaimstudy.artefacts.reproducible import EPOCH
 from reclaimstudy.config.systems import System
-from reclaimstudy.config.tomlfile import load
+from reclaimstudy.config.tomlfile import config_error, load
 from reclaimstudy.config.workloads import GUEST_DATA, load_workloads
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
@@ -145,11 +146,26 @@ def tree_sha256(root: Path, skip: set[str] | frozenset[str] = frozenset()) -> st
     return digest.hexdigest()
 
 
+class RootfsSpec(BaseModel):
+    """disk-images/rootfs.toml: the Debian userland, as mmdebstrap makes it."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    suite: str
+    mirror: str
+    components: str
+    variant: str
+    packages: list[str] = Field(min_length=1)
+    build_packages: list[str] = Field(min_length=1)  # the sysroot's (guest programs' headers)
+    exclude: list[str] = []
+
+
 def rootfs_spec() -> dict:
+    """The spec as written (its keys hashed as they are: rootfs_key), once checked."""
     spec = load(ROOTFS_SPEC)
-    for key in ("suite", "mirror", "components", "variant", "packages", "build_packages"):
-        if key not in spec:
-            raise StudyError(f"{ROOTFS_SPEC}: missing key '{key}'")
+    try:
+        RootfsSpec.model_validate(spec)
+    except ValidationError as error:
+        raise config_error(ROOTFS_SPEC, error, RootfsSpec) from None
     return spec
 
 
