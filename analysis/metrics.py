@@ -4,10 +4,10 @@ workload declares its own in its meta.toml [metrics])."""
 
 import re
 
-from reclaimstudy.config.metrics import MetricSpec
+from reclaimstudy.config.metrics import Better, MetricSpec
 
 
-def _count(name: str, unit: str, help: str, better: str = "lower") -> MetricSpec:
+def _count(name: str, unit: str, help: str, better: Better = "lower") -> MetricSpec:
     return MetricSpec(name, unit, "count", better, help)
 
 

@@ -12,7 +12,6 @@ from analysis.paired import paired
 from analysis.verdicts import Rules, judge, untestable
 from reclaimstudy.config.tomlfile import config_error, load, number
 from reclaimstudy.config.workloads import load_workloads
-from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import CONFIGS
 
 SEEDS_FILE = CONFIGS / "seeds.toml"
@@ -51,7 +50,7 @@ class Claim(BaseModel):
     def names_a_declared_metric(self, info: ValidationInfo):
         """A claim names a metric its workload declares, in one of the workload's phases
         (or none: a whole-run metric), in the declared unit: a typo must not drop a row."""
-        workloads = info.context["workloads"]
+        workloads = (info.context or {})["workloads"]
         if self.workload not in workloads:
             raise ValueError(f"workload = {self.workload!r}; allowed: {', '.join(workloads)}")
         workload = workloads[self.workload]

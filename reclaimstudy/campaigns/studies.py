@@ -21,10 +21,16 @@ from reclaimstudy.results.record import point_key
 STUDIES_DIR = CONFIGS / "studies"
 
 
+def _context(info: ValidationInfo) -> dict:
+    """What parse_study knows beside the file: the names of policies, systems, workloads."""
+    assert info.context is not None, "a study file is read with parse_study's context"
+    return info.context
+
+
 def _known(kind: str, what: str):
     """A list of names, each one of the context's `kind` (policies, systems)."""
     def check(names: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
-        allowed = info.context[kind]
+        allowed = _context(info)[kind]
         for name in names:
             if name not in allowed:
                 raise ValueError(f"unknown {what} '{name}'; allowed: {', '.join(allowed)}")
@@ -65,7 +71,7 @@ class Experiment(BaseModel):
     @field_validator("workload")
     @classmethod
     def known_workload(cls, workload: str, info: ValidationInfo) -> str:
-        allowed = info.context["workloads"]
+        allowed = _context(info)["workloads"]
         if workload not in allowed:
             raise ValueError(f"unknown workload '{workload}'; allowed: {', '.join(allowed)}")
         return workload
@@ -123,15 +129,15 @@ class StudyFile(BaseModel):
     @field_validator("baseline")
     @classmethod
     def baseline_is_a_policy(cls, baseline: str, info: ValidationInfo) -> str:
-        if baseline not in info.context["policies"]:
-            raise ValueError(f"not a policy; allowed: {', '.join(info.context['policies'])}")
+        if baseline not in _context(info)["policies"]:
+            raise ValueError(f"not a policy; allowed: {', '.join(_context(info)['policies'])}")
         return baseline
 
     @model_validator(mode="after")
     def experiments_compare_with_the_baseline(self):
         seen = set()
-        for number, experiment in enumerate(self.experiment, 1):
-            at = f"[[experiment]] #{number}"
+        for index, experiment in enumerate(self.experiment, 1):
+            at = f"[[experiment]] #{index}"
             if experiment.name in seen:
                 raise ValueError(f"{at}: experiment name '{experiment.name}' is used twice")
             seen.add(experiment.name)
@@ -204,7 +210,7 @@ class Study:
                     for policy in experiment.policies:
                         values = dict(experiment.params)
                         if "seed" in workload.parameters and "seed" not in experiment.params:
-                            values["seed"] = workload.parameters["seed"].default + repetition
+                            values["seed"] = int(workload.parameters["seed"].default) + repetition
                         where = f"{self.path} experiment '{experiment.name}'"
                         out.append((experiment, RunSpec(
                             study=self.name, system=get_system(system), policy=get_policy(policy),
