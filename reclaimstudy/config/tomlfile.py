@@ -91,11 +91,8 @@ def _key_names(model) -> list[str]:
 
 def _literal_values(model, key: str) -> tuple:
     """The values a Literal field allows, or () when the key is no Literal field."""
-    field = fields_of(model).get(key) if model else None
-    if field is None:
-        for candidate in fields_of(model).values() if model else ():
-            if candidate.alias == key:
-                field = candidate
+    field = next((f for name, f in fields_of(model).items() if key in (name, f.alias)),
+                 None) if model else None
     stack = [field.annotation] if field is not None else []
     while stack:
         annotation = stack.pop()
@@ -143,6 +140,8 @@ def config_error(path: Path, error: ValidationError, model=None) -> StudyError:
     if kind in ("missing", "missing_argument", *unknown_kinds) \
             or not isinstance(first.get("input"), dict) or _plain_field(model, loc):
         section, key = loc[:-1], (str(loc[-1]) if loc else None)
+        if len(loc) > 1 and isinstance(loc[-1], int):  # an item of a list of values
+            section, key = loc[:-2], f"{loc[-2]} item {loc[-1] + 1}"
     else:  # a check of a whole section (a model validator): no one key to name
         section, key = loc, None
     where = f"{path}" + (f" {_section(section)}" if section else "")

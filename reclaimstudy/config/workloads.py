@@ -28,7 +28,14 @@ class Table(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _scalar(value):
+    if not isinstance(value, (bool, int, float, str)):
+        raise ValueError("allowed: a number, text, or true or false")
+    return value
+
+
 Bound = StrictInt | StrictFloat
+Scalar = Annotated[StrictBool | StrictInt | StrictFloat | StrictStr, BeforeValidator(_scalar)]
 
 
 class Parameter(Table):
@@ -36,7 +43,7 @@ class Parameter(Table):
     values allowed (min..max, or choices): the one place a workload's bounds are kept
     (tests/test_workload_bounds.py holds the C programs' option tables to them)."""
     name: str
-    default: StrictBool | StrictInt | StrictFloat | StrictStr
+    default: Scalar
     help: str
     minimum: Bound | None = Field(None, alias="min")
     maximum: Bound | None = Field(None, alias="max")
