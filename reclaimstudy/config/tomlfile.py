@@ -116,7 +116,7 @@ NOT_KEYS = {"name", "path", "directory"}
 
 def _section(loc: tuple) -> str:
     """Where in the file: [a.b], or [[a]] #N for the Nth table of an array of tables."""
-    out = []
+    out: list[str] = []
     for part in loc:
         if isinstance(part, int):
             table = out.pop().strip("[]") if out else ""
@@ -128,7 +128,8 @@ def _section(loc: tuple) -> str:
     return " ".join(out)
 
 
-def config_error(path: Path, error: ValidationError, model=None) -> StudyError:
+def config_error(path: Path | str | None, error: ValidationError,
+                 model=None) -> StudyError:
     """The first problem pydantic found, as a message naming the file, the [section],
     the key, the value and what is allowed."""
     errors = error.errors()

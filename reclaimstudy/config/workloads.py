@@ -70,8 +70,9 @@ class Parameter(Table):
                              f"allowed: {self.allowed()}")
         if self.choices is not None and value not in self.choices:
             raise StudyError(f"{where}: parameter {self.name} = {value!r}; allowed: {self.allowed()}")
-        if self.minimum is not None and value < self.minimum or \
-                self.maximum is not None and value > self.maximum:
+        if isinstance(value, (int, float)) and (
+                self.minimum is not None and value < self.minimum
+                or self.maximum is not None and value > self.maximum):
             raise StudyError(f"{where}: parameter {self.name} = {value!r}; allowed: {self.allowed()}")
         return value
 
@@ -106,7 +107,11 @@ class DataFile(Table):
         return self
 
     def size_bytes(self, memory_mib: int) -> int:
-        mib = self.mib if self.mib is not None else self.memory_fraction * memory_mib
+        if self.mib is not None:
+            mib = self.mib
+        else:
+            assert self.memory_fraction is not None  # one_size: one of the two is given
+            mib = self.memory_fraction * memory_mib
         return int(math.ceil(mib * 1024 * 1024 / 4096)) * 4096
 
 
@@ -168,14 +173,16 @@ class Regime(Table):
     @property
     def threshold(self) -> float:
         """What a run's value must reach, on the regime's scale (x memory, or plain)."""
-        return self.at_least_memory if self.per_memory else self.at_least
+        threshold = self.at_least_memory if self.per_memory else self.at_least
+        assert threshold is not None  # one_threshold: one of the two is given
+        return threshold
 
     def required(self, memory_mib: float) -> float:
         """The smallest value in regime on a guest of `memory_mib`."""
         if not self.per_memory:
-            return self.at_least
+            return self.threshold
         per_mib = PAGES_PER_MIB if self.unit == "pages" else 1
-        return self.at_least_memory * memory_mib * per_mib
+        return self.threshold * memory_mib * per_mib
 
     def scaled(self, value: float, memory_mib: float) -> float:
         """A run's value on the regime's scale: a multiple of memory, or the value itself."""
