@@ -25,7 +25,8 @@ import time
 from pathlib import Path
 
 from reclaimstudy.artefacts.shared import (CachedBuild, Series, build_facts, compilers_of,
-                                           patch_failure, read_patch_series, source_commit)
+                                           patch_digests, patch_failure, read_patch_series,
+                                           source_commit, source_digest)
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.paths import DISKSIM_PATCHES, cache_dir
@@ -124,12 +125,6 @@ def source_files(tree: Path) -> list[Path]:
     return files
 
 
-def source_digest(tree: Path, files: list[Path]) -> str:
-    """Content hash of the tree's source (a dirty tree is a different source)."""
-    listing = [[str(f), "link:" + str((tree / f).readlink()) if (tree / f).is_symlink()
-                else file_sha256(tree / f)] for f in files]
-    return json_sha256(listing)
-
 
 def repository_commit(tree: Path) -> str | None:
     """The checked-out commit of the repository holding the tree (None if unknown)."""
@@ -150,7 +145,7 @@ def build_inputs(source: Path) -> tuple[Path, dict]:
         "disksim_version": series.version,
         "source_commit": repository_commit(tree),
         "source_sha256": source_digest(tree, source_files(tree)),
-        "patches": [{"name": p.name, "sha256": file_sha256(p)} for p in series.patches],
+        "patches": patch_digests(series.patches),
         "recipe": BUILD_RECIPE,
     }
 

@@ -30,8 +30,8 @@ import time
 from pathlib import Path
 
 from reclaimstudy.artefacts.shared import (CachedBuild, Series, build_facts, expected_steps,
-                                           links_tcmalloc, patch_failure, read_patch_series,
-                                           source_commit)
+                                           links_tcmalloc, patch_digests, patch_failure,
+                                           read_patch_series, source_commit, source_digest)
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.paths import GEM5_PATCHES, cache_dir
@@ -83,12 +83,6 @@ def source_files(source: Path) -> list[Path]:
     return files
 
 
-def source_digest(source: Path, files: list[Path]) -> str:
-    """Content hash of the checkout: a dirty tree is a different source."""
-    listing = [[str(f), "link:" + os.readlink(source / f) if (source / f).is_symlink()
-                else file_sha256(source / f)] for f in files]
-    return json_sha256(listing)
-
 
 def check_version(source: Path, series: Series) -> str:
     version = source_version(source)
@@ -112,7 +106,7 @@ def build_inputs(source: Path, variant: str, disksim=None, simplessd=None) -> di
         "gem5_version": version,
         "source_commit": source_commit(source),
         "source_sha256": source_digest(source, source_files(source)),
-        "patches": [{"name": p.name, "sha256": file_sha256(p)} for p in series.patches],
+        "patches": patch_digests(series.patches),
         "variant": variant,
         "recipe": BUILD_RECIPE,
     }

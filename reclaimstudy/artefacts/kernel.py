@@ -16,7 +16,8 @@ from pathlib import Path
 
 from reclaimstudy.artefacts.discard import discard_tree
 from reclaimstudy.artefacts.reproducible import kernel_build_env
-from reclaimstudy.artefacts.shared import build_facts, expected_steps, patch_failure
+from reclaimstudy.artefacts.shared import (build_facts, expected_steps, patch_digests,
+                                           patch_failure)
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.paths import KERNEL_PATCHES, cache_dir
@@ -143,7 +144,7 @@ def kernel_inputs() -> dict:
         "source_version": installed,
         "source_tarball_sha256": file_sha256(SOURCE_TARBALL),
         "series_made_against": f"{series.package} {series.version}",
-        "patches": [{"name": p.name, "sha256": file_sha256(p)} for p in series.patches],
+        "patches": patch_digests(series.patches),
         "fragment_sha256": file_sha256(FRAGMENT),
         "recipe": BUILD_RECIPE,
     }

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reclaimstudy.errors import StudyError
+from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.util import hostdeps
 
 
@@ -30,6 +31,19 @@ class CachedBuild:
     @property
     def manifest(self) -> dict:
         return json.loads((self.directory / "manifest.json").read_text())
+
+
+def source_digest(tree: Path, files: list[Path]) -> str:
+    """Content hash of a checkout's source files (relative to `tree`): a dirty tree is
+    a different source; a symbolic link counts by where it points."""
+    listing = [[str(f), "link:" + str((tree / f).readlink()) if (tree / f).is_symlink()
+                else file_sha256(tree / f)] for f in files]
+    return json_sha256(listing)
+
+
+def patch_digests(patches) -> list[dict]:
+    """A patch series as a build key records it: each patch's name and content hash."""
+    return [{"name": p.name, "sha256": file_sha256(p)} for p in patches]
 
 
 def read_patch_series(path: Path, product: str) -> Series:

@@ -25,7 +25,8 @@ import time
 from pathlib import Path
 
 from reclaimstudy.artefacts.shared import (CachedBuild, Series, build_facts, compilers_of,
-                                           patch_failure, read_patch_series)
+                                           patch_digests, patch_failure, read_patch_series,
+                                           source_digest)
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.paths import REPO, cache_dir
@@ -109,12 +110,6 @@ def source_files(tree: Path) -> list[Path]:
     return sorted(files)
 
 
-def source_digest(tree: Path, files: list[Path]) -> str:
-    """Content hash of the tree's source (a dirty tree is a different source)."""
-    listing = [[str(f), "link:" + str((tree / f).readlink()) if (tree / f).is_symlink()
-                else file_sha256(tree / f)] for f in files]
-    return json_sha256(listing)
-
 
 def build_inputs(source: Path) -> tuple[Path, dict]:
     """The tree to build and everything that determines the build, by content."""
@@ -124,7 +119,7 @@ def build_inputs(source: Path) -> tuple[Path, dict]:
         "simplessd_version": series.version,
         "simplessd_commit": submodule_commit(tree),
         "source_sha256": source_digest(tree, source_files(tree)),
-        "patches": [{"name": p.name, "sha256": file_sha256(p)} for p in series.patches],
+        "patches": patch_digests(series.patches),
         "recipe": BUILD_RECIPE,
     }
 
