@@ -296,6 +296,14 @@ def export(table: pd.DataFrame, stem: Path) -> list[Path]:
     mtime keeps the same table the same bytes, so publishing again changes nothing."""
     stem.parent.mkdir(parents=True, exist_ok=True)
     csv, parquet = export_paths(stem)
-    table.to_csv(csv, index=False, compression={"method": "gzip", "mtime": 0})
+    export_csv(table, stem)
     table.to_parquet(parquet, index=False)
     return [csv, parquet]
+
+
+def export_csv(table: pd.DataFrame, stem: Path) -> Path:
+    """The gzipped CSV alone: a published study keeps only the Parquet in the repository
+    (the CSV is the same table again), and its report writes the CSV for readers."""
+    csv = export_paths(stem)[0]
+    table.to_csv(csv, index=False, compression={"method": "gzip", "mtime": 0})
+    return csv

@@ -36,7 +36,7 @@ def save_segment(work: Path, index: int, cpu_seconds: float = 500.0):
     return directory
 
 
-def unfinished_run(study_path: Path, run_id: str = RUN, saved: int = 3, cpu_seconds=500.0):
+def unfinished_run(study_path: Path, run_id: str = RUN, saved: int = 3, cpu_seconds=700.0):
     work = study_path / CHECKPOINTS / run_id
     for index in range(saved):
         save_segment(work, index, cpu_seconds)
@@ -58,7 +58,7 @@ def test_a_run_packed_on_one_machine_resumes_from_its_newest_checkpoint_on_anoth
     [(run_id, manifest)] = outcome["packed"]
     assert run_id == RUN
     assert {k: manifest[k] for k in ("segments", "sim_seconds", "cpu_seconds")} == \
-        {"segments": 3, "sim_seconds": 6.0, "cpu_seconds": 1500.0}
+        {"segments": 3, "sim_seconds": 6.0, "cpu_seconds": 2100.0}
     assert [part["name"] for part in manifest["parts"]] == [f"{RUN}.tar.xz.000"]
     assert manifest["bytes"] == (target / carry.IN_FLIGHT / f"{RUN}.tar.xz.000").stat().st_size
     assert json.loads((target / carry.IN_FLIGHT / f"{RUN}.json").read_text()) == manifest
@@ -76,7 +76,7 @@ def test_a_run_packed_on_one_machine_resumes_from_its_newest_checkpoint_on_anoth
 
 def test_an_archive_already_as_far_along_is_kept_and_a_further_run_is_packed_again(tmp_path):
     study, target = tmp_path / "study", tmp_path / "published"
-    work = unfinished_run(study, saved=2, cpu_seconds=800)
+    work = unfinished_run(study, saved=2, cpu_seconds=1000)
     [(_, first)] = carry.pack(study, target)["packed"]
     again = carry.pack(study, target)
     assert again["packed"] == [] and [r for r, _ in again["up_to_date"]] == [RUN]
@@ -259,10 +259,10 @@ def test_the_command_says_how_much_it_packed_and_into_how_many_parts(tmp_path, c
     report = tmp_path / "published" / "smoke" / "report"
     report.mkdir(parents=True)
     pd.DataFrame({"run_id": ["x"]}).to_parquet(report / "table.parquet")
-    unfinished_run(tmp_path / "smoke", saved=2, cpu_seconds=700)
+    unfinished_run(tmp_path / "smoke", saved=2, cpu_seconds=1000)
     assert main(["carry", "smoke", "--results", str(tmp_path)]) == 0
     out = " ".join(capsys.readouterr().err.split())  # the console writes to stderr
-    assert f"packed {RUN}: 2 segments, simulated to 4.0 s, 1,400 gem5 CPU-s, 0.0 MiB in 1 " \
+    assert f"packed {RUN}: 2 segments, simulated to 4.0 s, 2,000 gem5 CPU-s, 0.0 MiB in 1 " \
            f"part(s)" in out
     assert "commit " in out and "in-flight" in out
     assert main(["carry", "smoke", "--results", str(tmp_path)]) == 0

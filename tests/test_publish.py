@@ -4,6 +4,7 @@ a report rebuilt from those alone, with the run directories gone."""
 import json
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -15,6 +16,8 @@ from reclaimstudy.campaigns.studies import load_study
 from reclaimstudy.errors import StudyError
 from tests.runfactory import changed
 from tests.test_regimes import half_in_regime
+
+REPO = Path(__file__).resolve().parents[1]
 
 RUNS = Path(__file__).parent / "fixtures" / "runs"
 
@@ -105,6 +108,21 @@ def test_the_published_csv_is_gzipped_holds_the_table_and_is_the_same_bytes_agai
     publish(load_study("smoke"), results)  # the same runs again: git sees no change
     assert gz.read_bytes() == before
     assert "table.csv.gz" in (report / "report.md").read_text()
+
+
+def test_the_csv_is_not_committed_and_the_report_writes_it_again_from_the_parquet(published):
+    results, _, _ = published
+    report = published_dir("smoke", results) / "report"
+    before = (report / "table.csv.gz").read_bytes()
+    (report / "table.csv.gz").unlink()  # what a clone has: the Parquet alone
+    report_published(load_study("smoke"), results)
+    assert (report / "table.csv.gz").read_bytes() == before
+    if not (REPO / ".git").exists():
+        pytest.skip(f"{REPO} is not a git checkout: its .gitignore is not in force")
+    ignored = subprocess.run(["git", "-c", f"safe.directory={REPO}", "-C", str(REPO),
+                              "check-ignore", "-q",
+                              "results/published/seeds-gem5/report/table.csv.gz"])
+    assert ignored.returncode == 0, ".gitignore lets a published table.csv.gz be committed"
 
 
 def test_a_published_table_naming_a_run_without_its_record_is_refused(published):
@@ -344,7 +362,7 @@ def test_unfinished_runs_are_carried_kept_by_publishing_until_they_finish_and_re
     results, _, _ = published
     study = load_study("smoke")
     target = published_dir("smoke", results)
-    unfinished_run(results / "smoke", run_id="smoke-unfinished", saved=2, cpu_seconds=700)
+    unfinished_run(results / "smoke", run_id="smoke-unfinished", saved=2, cpu_seconds=1000)
     # A run carried from another machine that has finished here since.
     finished = sorted(p.name for p in (results / "smoke").iterdir() if (p / "run.json").is_file())[0]
     unfinished_run(results / "elsewhere", run_id=finished, saved=1, cpu_seconds=2000)

@@ -39,8 +39,9 @@ IN_FLIGHT = "in-flight"
 ARCHIVE = ".tar.xz"
 # The largest part of a split archive: under the 5 MiB a file in the repository may be.
 PART_BYTES = 4 * 2**20
-# Below this much gem5 CPU time saved, a run is cheaper to redo than to commit.
-DEFAULT_MIN_CPU_S = 1200.0
+# Below this much gem5 CPU time saved (30 minutes), a run is cheaper to redo than to
+# commit as a binary into every clone's history.
+DEFAULT_MIN_CPU_S = 1800.0
 
 
 def unfinished(study_path: Path) -> list[tuple[str, Path, list[Path]]]:

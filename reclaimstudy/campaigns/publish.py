@@ -1,6 +1,7 @@
 """A study published into the repository: `results/published/<study>/` holds each
 current run's run.json (as `<run_id>/run.json`, where the report's links look), the
-tidy table (`report/table.parquet` and `.csv.gz`), the report built from those two alone,
+tidy table (`report/table.parquet`; the report writes the same table as `.csv.gz` beside
+it for readers, never committed), the report built from those two alone,
 the sweep log (`sweeps.jsonl`: every sweep that made the runs, on every machine), and
 `findings.md`, what we found and the evidence, written by hand and kept across
 publishing. Raw gem5 output (stats.txt), consoles and events stay out: they are large, and
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from analysis.published import COUNTS, FINDINGS, PUBLISHED, counts, published_dir, table_in
 from analysis.report import write_report
-from analysis.table import export, export_paths, folder_table
+from analysis.table import export, export_csv, export_paths, folder_table
 from reclaimstudy.campaigns import carry, sweeplog_writer
 from reclaimstudy.errors import StudyError
 from reclaimstudy.results import sweeplog
@@ -107,6 +108,7 @@ def _report_in(study, target: Path) -> dict:
     report = target / "report"
     stem = report / "table"
     table = table_in(target)
+    export_csv(table, stem)  # not committed: the Parquet is the published table
     set_aside = counts(target)
     table.attrs.update(superseded=set_aside["superseded"], outdated=set_aside["outdated"])
     runs = published_runs(target, study.name)
