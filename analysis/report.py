@@ -13,7 +13,6 @@ import json
 import math
 import re
 import textwrap
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -479,6 +478,14 @@ def build_report(study, results: Path) -> dict:
                         sweep_log=study_path / sweeplog.LOG)
 
 
+def _newest_start(kept: list[PublishedRun]) -> str:
+    """When the newest run started: the report says what it was made from, not when it
+    was made, so rebuilding it from the same runs gives the same bytes (git sees no
+    change)."""
+    started = [run.record["started_at"] for run in kept if run.record.get("started_at")]
+    return max(started).replace("T", " ") if started else "unknown"
+
+
 def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
                  kept: list[PublishedRun], out: Path, exported: list[Path], source: str,
                  findings_path: Path, sweep_log: Path | None = None) -> dict:
@@ -548,7 +555,7 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
                        "runs": sweep["run_id"].nunique(),
                        "experiments": sorted(set(sweep["experiment"]))})
     context = {
-        "study": study, "generated": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "source": source,
+        "study": study, "newest": _newest_start(kept), "source": source,
         "backends": sorted(set(table["backend"])), "runs": table["run_id"].nunique(),
         "superseded": superseded,
         "outdated": outdated,
