@@ -22,12 +22,12 @@ import pytest
 from analysis.records import read_events
 from reclaimstudy.artefacts import disksim as disksim_build, disksim_validation, gem5 as gem5_build
 from reclaimstudy.backends.gem5 import backend as gem5_backend
-from reclaimstudy.campaigns import runs
-from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import DisksimTiming, get_system
-from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
+from reclaimstudy.hashing import file_sha256
 from reclaimstudy.results.gem5_stats import select_values
+from tests.gem5_drives import (drive_stats, gem5_binary, needs_gem5_for, patch_file,
+                               prepared_disk_calib, system_toml)
 
 PROFILE = "desktop-disksim-ibm18es-64"
 HARNESS = Path(__file__).parent / "disksim" / "replay.cc"
@@ -60,12 +60,9 @@ def test_the_derived_drive_says_so_and_where_its_values_come_from():
 
 
 def _disksim_toml(**timing) -> str:
-    values = {"model": "disksim", "drive": "IBM 18ES: validated", "validated": True,
-              "parameters": "ibm18es-ide.parv", "rpm": 7200, **timing}
-    lines = "\n".join(f"{k} = {json.dumps(v)}" for k, v in values.items())
-    return ('description = "d"\n[cpu]\nmodel = "timing"\ncores = 1\nclock = "2GHz"\n'
-            '[caches]\nhierarchy = "none"\n[memory]\ntype = "DDR3_1600"\nsize_mib = 64\n'
-            f'[disk]\nprofile = "hdd"\nswap_mib = 256\n[disk.timing]\n{lines}\n')
+    return system_toml({"profile": "hdd", "swap_mib": 256},
+                       {"model": "disksim", "drive": "IBM 18ES: validated", "validated": True,
+                        "parameters": "ibm18es-ide.parv", "rpm": 7200, **timing})
 
 
 @pytest.mark.parametrize("timing, message", [
@@ -88,15 +85,14 @@ def test_a_disksim_drive_says_what_it_is_or_is_refused(tmp_path, timing, message
 def test_the_parameter_file_is_part_of_the_drive_by_its_content(tmp_path):
     system = get_system(PROFILE)
     timing = system.identity()["disk"]["timing"]
-    assert timing["parameters_sha256"] == disksim_build.file_sha256(
+    assert timing["parameters_sha256"] == file_sha256(
         system.disk.timing.parameters_path)
     params = gem5_backend.disk_timing_params(system)
     assert params["parameters_path"] == str(system.disk.timing.parameters_path)
 
 
 def binary(disksim: dict | None = None) -> gem5_backend.Gem5:
-    return gem5_backend.Gem5(Path("/opt/gem5.fast"), "24.0.0.1", "0" * 64, {},
-                             gem5_backend.SERIES, disksim=disksim)
+    return gem5_binary(disksim=disksim)
 
 
 DISKSIM = {"key": "3d67a7a79acdb03a", "version": "2.01.016", "timing": "disksim-timing-1",
@@ -207,19 +203,6 @@ def test_our_parameter_file_is_the_drive_disksim_validated_to_the_last_digit():
     assert rms == pytest.approx(0.136072, abs=5e-7)
 
 
-def patch_file(path: str) -> str:
-    """A file gem5-patches/0005 creates, as it creates it."""
-    text = (gem5_build.GEM5_PATCHES / "0005-disksim-timing.patch").read_text()
-    start = text.index(f"+++ b/{path}\n")
-    hunk = text.index("\n@@", start) + 1
-    body = []
-    for line in text[text.index("\n", hunk) + 1:].splitlines():
-        if not line.startswith("+"):
-            break
-        body.append(line[1:])
-    return "\n".join(body) + "\n"
-
-
 @pytest.mark.source
 @needs_disksim
 def test_the_patchs_engine_restores_a_drive_that_answers_as_the_one_that_served(tmp_path):
@@ -232,7 +215,7 @@ def test_the_patchs_engine_restores_a_drive_that_answers_as_the_one_that_served(
     for name in ("disksim_engine.hh", "disksim_engine.cc"):
         target = tree / "dev" / "storage" / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(patch_file(f"src/dev/storage/{name}"))
+        target.write_text(patch_file("0005-disksim-timing.patch", f"src/dev/storage/{name}"))
     program = tmp_path / "engine_check"
     subprocess.run(["g++", "-std=c++17", "-O2", "-Wall", "-Werror", f"-I{tree}",
                     *[f"-isystem{d}" for d in build.internal_include_dirs],
@@ -249,33 +232,14 @@ def test_the_patchs_engine_restores_a_drive_that_answers_as_the_one_that_served(
 
 # --- inside gem5 (GEM5: a gem5 built with --disksim) ---
 
-def _disksim_gem5_reason() -> str | None:
-    if not os.environ.get("GEM5"):
-        return ("GEM5 is not set: these tests need gem5 built with DiskSim (./study gem5 "
-                "--source GEM5_DIR --disksim DISKSIM_DIR)")
-    try:
-        gem5_backend.require_patches(gem5_backend.find_gem5(), get_system(PROFILE))
-    except StudyError as error:
-        return str(error)
-    return None
-
-
-needs_disksim_gem5 = pytest.mark.skipif(_disksim_gem5_reason() is not None,
-                                        reason=_disksim_gem5_reason() or "")
-SMALL = {"random_reads": 60, "seq_mib": 1, "random_writes": 20, "seq_write_mib": 1,
-         "swap_out_mib": 0}
+needs_disksim_gem5 = needs_gem5_for(
+    PROFILE, "./study gem5 --source GEM5_DIR --disksim DISKSIM_DIR")
 DRIVE = r"ide\.disks\d*\.timing\.(serviceTicks|rotationTicks|seekTicks|transferTicks|" \
         r"commandTicks|ideTicks|reads|writes|fullReadHits|readMisses)$"
 
 
 def _prepared():
-    workload = get_workload("disk-calib")
-    spec = runs.RunSpec("gem5-disksim", get_system(PROFILE), get_policy("baseline"), workload,
-                        workload.arguments(SMALL), 0, "gem5")
-    backend = gem5_backend.Gem5Backend()
-    prepared = backend.prepare(spec)
-    return spec, prepared, gem5_backend.run_params(spec, prepared,
-                                                   runs.job_text(spec, "disksim"), 3600)
+    return prepared_disk_calib(PROFILE, "disksim")
 
 
 def _simulate(prepared, params, out: Path) -> dict:
@@ -285,9 +249,7 @@ def _simulate(prepared, params, out: Path) -> dict:
 
 
 def _drive_stats(out: Path) -> dict[str, float]:
-    blocks = select_values(out / "stats.txt", [DRIVE])
-    return {name.rsplit(".", 1)[1]: sum(block.get(name, 0) for block in blocks)
-            for name in set().union(*blocks)}
+    return drive_stats(out, DRIVE)
 
 
 def _harness(gem5: gem5_backend.Gem5, work: Path) -> Path:

@@ -8,7 +8,6 @@ The profiles' side is checked here on the host; the guest's needs GEM5 set to a 
 built by `./study gem5 --source DIR`, and is skipped, saying so, otherwise (each profile
 boots once)."""
 
-import os
 import re
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import (DisksimTiming, FlashTiming, HddTiming,
                                          SimplessdTiming, get_system, system_names)
 from reclaimstudy.config.workloads import get_workload
-from reclaimstudy.errors import StudyError
+from tests.gem5_drives import needs_gem5_for
 
 
 def test_every_profile_says_what_its_drive_reports_and_how_the_guest_sees_it():
@@ -80,18 +79,7 @@ def test_the_series_the_patches_write_is_the_one_every_run_requires():
     assert gem5_backend.DISK_TIMING == "disk-timing-2"
 
 
-def _patched_gem5_reason() -> str | None:
-    if not os.environ.get("GEM5"):
-        return "GEM5 is not set: these tests need gem5 built with gem5-patches/ (./study gem5)"
-    try:
-        gem5_backend.require_patches(gem5_backend.find_gem5(), get_system("desktop-ssd-64"))
-    except StudyError as error:
-        return str(error)
-    return None
-
-
-needs_patched_gem5 = pytest.mark.skipif(_patched_gem5_reason() is not None,
-                                        reason=_patched_gem5_reason() or "")
+needs_patched_gem5 = needs_gem5_for("desktop-ssd-64")
 
 # Run by the job before the workload (a run's --job-extra): what the guest sees of its
 # disks and its swap, one console line each.

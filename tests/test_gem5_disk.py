@@ -3,7 +3,6 @@ parameters say, and the run's seed (and only it) moves the drive's rotational lu
 These need GEM5 set to a gem5 built by `./study gem5 --source DIR`, and are skipped,
 saying so, otherwise (each profile boots once and runs for minutes)."""
 
-import os
 
 import pytest
 
@@ -16,22 +15,11 @@ from reclaimstudy.config.disk_model import null_disk
 from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.config.workloads import get_workload
-from reclaimstudy.errors import StudyError
 from reclaimstudy.results.gem5_stats import select_values
+from tests.gem5_drives import SMALL, needs_gem5_for
 
 
-def _patched_gem5_reason() -> str | None:
-    if not os.environ.get("GEM5"):
-        return "GEM5 is not set: these tests need gem5 built with gem5-patches/ (./study gem5)"
-    try:
-        gem5_backend.require_patches(gem5_backend.find_gem5(), get_system("desktop-hdd-128"))
-    except StudyError as error:
-        return str(error)
-    return None
-
-
-pytestmark = [pytest.mark.gem5, pytest.mark.skipif(_patched_gem5_reason() is not None,
-                                                   reason=_patched_gem5_reason() or "")]
+pytestmark = [pytest.mark.gem5, needs_gem5_for("desktop-hdd-128")]
 TOLERANCE = 0.15
 
 
@@ -76,8 +64,6 @@ def test_a_guest_waiting_on_its_disk_is_never_idle_with_nothing_busy(tmp_path):
     assert max(shares.values()) < 0.01, shares
 
 
-SMALL = {"random_reads": 60, "seq_mib": 1, "random_writes": 20, "seq_write_mib": 1,
-         "swap_out_mib": 0}
 ROTATION = r"ide\.disks\d*\.timing\.(rotationTicks|seekTicks)$"
 
 

@@ -31,7 +31,8 @@ from reclaimstudy.config.systems import SimplessdTiming, get_system
 from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256
-from reclaimstudy.results.gem5_stats import select_values
+from tests.gem5_drives import (drive_stats, gem5_binary, needs_gem5_for, patch_file,
+                               prepared_disk_calib, system_toml)
 
 PROFILE = "desktop-sata-ssd-64"
 SERVE = Path(__file__).parent / "simplessd" / "serve.cc"
@@ -59,13 +60,10 @@ def test_the_simplessd_profile_is_the_850_pro_on_one_non_rotating_drive():
 
 
 def _simplessd_toml(swap: str = "partition", **timing) -> str:
-    values = {"model": "simplessd", "drive": "a drive", "config": "samsung-850-pro-256gb.cfg",
-              "validation": "as in tests/benchmarks/RESULTS.md", **timing}
-    lines = "\n".join(f'{k} = "{v}"' for k, v in values.items())
-    return ('description = "d"\n[cpu]\nmodel = "timing"\ncores = 1\nclock = "2GHz"\n'
-            '[caches]\nhierarchy = "none"\n[memory]\ntype = "DDR3_1600"\nsize_mib = 64\n'
-            f'[disk]\nprofile = "ssd"\nswap = "{swap}"\nswap_mib = 256\n'
-            f'[disk.timing]\n{lines}\n')
+    return system_toml({"profile": "ssd", "swap": swap, "swap_mib": 256},
+                       {"model": "simplessd", "drive": "a drive",
+                        "config": "samsung-850-pro-256gb.cfg",
+                        "validation": "as in tests/benchmarks/RESULTS.md", **timing})
 
 
 @pytest.mark.parametrize("swap, timing, message", [
@@ -80,9 +78,8 @@ def test_a_simplessd_drive_says_what_it_is_or_is_refused(tmp_path, swap, timing,
         get_system("bad", tmp_path)
 
 
-def binary(simplessd: dict | None = None, disksim: dict | None = None) -> gem5_backend.Gem5:
-    return gem5_backend.Gem5(Path("/opt/gem5.fast"), "24.0.0.1", "0" * 64, {},
-                             gem5_backend.SERIES, disksim=disksim, simplessd=simplessd)
+def binary(simplessd: dict | None = None) -> gem5_backend.Gem5:
+    return gem5_binary(simplessd=simplessd)
 
 
 SIMPLESSD = {"key": "9809e9a43ddacadc", "version": "2.0.13", "timing": "simplessd-timing-1",
@@ -151,19 +148,6 @@ needs_simplessd = pytest.mark.skipif(
                        "(github.com/SimpleSSD/SimpleSSD-Standalone, submodules checked out)")
 
 
-def patch_file(path: str) -> str:
-    """A file gem5-patches/0006 creates, as it creates it."""
-    text = (gem5_build.GEM5_PATCHES / "0006-simplessd-timing.patch").read_text()
-    start = text.index(f"+++ b/{path}\n")
-    hunk = text.index("\n@@", start) + 1
-    body = []
-    for line in text[text.index("\n", hunk) + 1:].splitlines():
-        if not line.startswith("+"):
-            break
-        body.append(line[1:])
-    return "\n".join(body) + "\n"
-
-
 def serve_program(build: simplessd_build.SimpleSSDBuild, work: Path) -> Path:
     """tests/simplessd/serve.cc with 0006's engine, linked with the SimpleSSD build and the
     DRAMPower its driver compiled (gem5 links its own)."""
@@ -171,7 +155,7 @@ def serve_program(build: simplessd_build.SimpleSSDBuild, work: Path) -> Path:
     for name in ("simplessd_engine.hh", "simplessd_engine.cc"):
         target = tree / "dev" / "storage" / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(patch_file(f"src/dev/storage/{name}"))
+        target.write_text(patch_file("0006-simplessd-timing.patch", f"src/dev/storage/{name}"))
     drampower = sorted((build.directory / "build" / "CMakeFiles" / "simplessd-standalone.dir"
                         / "lib" / "drampower").rglob("*.o"))
     assert drampower, f"no DRAMPower objects in {build.directory}/build"
@@ -314,33 +298,14 @@ def test_a_drive_that_would_draw_at_random_is_refused(tmp_path, section, key, va
 
 # --- inside gem5 (GEM5: a gem5 built with --simplessd) ---
 
-def _simplessd_gem5_reason() -> str | None:
-    if not os.environ.get("GEM5"):
-        return ("GEM5 is not set: these tests need gem5 built with SimpleSSD (./study gem5 "
-                "--source GEM5_DIR --simplessd SIMPLESSD_DIR)")
-    try:
-        gem5_backend.require_patches(gem5_backend.find_gem5(), get_system(PROFILE))
-    except StudyError as error:
-        return str(error)
-    return None
-
-
-needs_simplessd_gem5 = pytest.mark.skipif(_simplessd_gem5_reason() is not None,
-                                          reason=_simplessd_gem5_reason() or "")
-SMALL = {"random_reads": 60, "seq_mib": 1, "random_writes": 20, "seq_write_mib": 1,
-         "swap_out_mib": 0}
+needs_simplessd_gem5 = needs_gem5_for(
+    PROFILE, "./study gem5 --source GEM5_DIR --simplessd SIMPLESSD_DIR")
 DRIVE = (r"ide\.disks\d*\.timing\.(serviceTicks|commandTicks|ideTicks|linkTicks|reads|writes"
          r"|simplessd::(read_request_count|write_request_count|ftl_page_mapping_gc_count))$")
 
 
 def _prepared():
-    workload = get_workload("disk-calib")
-    spec = runs.RunSpec("gem5-simplessd", get_system(PROFILE), get_policy("baseline"),
-                        workload, workload.arguments(SMALL), 0, "gem5")
-    backend = gem5_backend.Gem5Backend()
-    prepared = backend.prepare(spec)
-    return spec, prepared, gem5_backend.run_params(spec, prepared,
-                                                   runs.job_text(spec, "simplessd"), 3600)
+    return prepared_disk_calib(PROFILE, "simplessd")
 
 
 def _linked_build(gem5: gem5_backend.Gem5) -> simplessd_build.SimpleSSDBuild:
@@ -349,9 +314,7 @@ def _linked_build(gem5: gem5_backend.Gem5) -> simplessd_build.SimpleSSDBuild:
 
 
 def _drive_stats(out: Path) -> dict[str, float]:
-    blocks = select_values(out / "stats.txt", [DRIVE])
-    return {name.rsplit(".", 1)[1]: sum(block.get(name, 0) for block in blocks)
-            for name in set().union(*blocks)}
+    return drive_stats(out, DRIVE)
 
 
 def _log(path: Path) -> list[list[str]]:

@@ -18,17 +18,16 @@ sources, executables, validation outputs) is not part of the source: a checkout 
 in place hashes the same as a clean one.
 """
 
-import json
 import re
 import shutil
 import time
 from pathlib import Path
 
-from reclaimstudy.artefacts.shared import (CachedBuild, Series, build_facts, compilers_of,
+from reclaimstudy.artefacts.shared import (CachedBuild, Series, finish_build,
                                            patch_digests, patch_failure, read_patch_series,
                                            source_commit, source_digest)
 from reclaimstudy.errors import StudyError
-from reclaimstudy.hashing import file_sha256, json_sha256
+from reclaimstudy.hashing import json_sha256
 from reclaimstudy.paths import DISKSIM_PATCHES, cache_dir
 from reclaimstudy.util import hostdeps
 from reclaimstudy.util.locks import exclusive
@@ -154,10 +153,6 @@ class DisksimBuild(CachedBuild):
     """A finished build in the cache: the program, what embedding it links, its validation."""
 
     @property
-    def tree(self) -> Path:
-        return self.directory / "source"
-
-    @property
     def binary(self) -> Path:
         """The standalone simulator: `disksim PARV OUTV FORMAT TRACE SYNTH`."""
         return self.tree / "src" / "disksim"
@@ -251,21 +246,6 @@ def _build(tree: Path, inputs: dict, key: str, work: Path) -> DisksimBuild:
     steps = run_logged(["make"], cwd=built.tree, log_path=work / "build.log",
                        label="DiskSim build", step_pattern=COMPILE_STEP,
                        expected_steps=DEFAULT_STEPS)
-    missing = [str(p.relative_to(built.tree)) for p in built.products() if not p.is_file()]
-    if missing:
-        raise StudyError(f"DiskSim build {key} finished without {', '.join(missing)}; "
-                         f"full log: {work}/build.log")
-    manifest = dict(inputs)
-    manifest.update({
-        "key": key,
-        "source": str(tree),
-        "patched_sha256": patched,
-        "binary_sha256": file_sha256(built.binary),
-        "compilers": compilers_of(built.binary),
-        "warnings": sum(" warning: " in line for line in
-                        (work / "build.log").read_text(errors="replace").splitlines()),
-        **build_facts(started, 1, steps, "gcc"),
-    })
-    # Written last: a build that dies half-way never looks complete.
-    (work / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    finish_build(built, "DiskSim", inputs, key=key, source=tree, patched=patched,
+                 started=started, jobs=1, steps=steps, compiler="gcc")
     return built

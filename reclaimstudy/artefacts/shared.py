@@ -32,6 +32,11 @@ class CachedBuild:
     def manifest(self) -> dict:
         return json.loads((self.directory / "manifest.json").read_text())
 
+    @property
+    def tree(self) -> Path:
+        """The build's own copy of the source, patched, where it was compiled."""
+        return self.directory / "source"
+
 
 def source_digest(tree: Path, files: list[Path]) -> str:
     """Content hash of a checkout's source files (relative to `tree`): a dirty tree is
@@ -110,6 +115,25 @@ def build_facts(started: float, jobs: int, steps: int, compiler: str) -> dict:
         "compiler": subprocess.run([compiler, "--version"], capture_output=True,
                                    text=True).stdout.splitlines()[0],
     }
+
+
+def finish_build(built, product: str, inputs: dict, *, key: str, source: Path, patched: str,
+                 started: float, jobs: int, steps: int, compiler: str) -> None:
+    """Refuse a build of `product` that lacks one of its products; otherwise write its
+    manifest (the inputs, the patched source's and the binary's hashes, the compilers
+    and build_facts) last, so a build that dies half-way never looks complete."""
+    work = built.directory
+    missing = [str(p.relative_to(work)) for p in built.products() if not p.is_file()]
+    if missing:
+        raise StudyError(f"{product} build {key} finished without {', '.join(missing)}; "
+                         f"full log: {work}/build.log")
+    log = (work / "build.log").read_text(errors="replace").splitlines()
+    manifest = {**inputs, "key": key, "source": str(source), "patched_sha256": patched,
+                "binary_sha256": file_sha256(built.binary),
+                "compilers": compilers_of(built.binary),
+                "warnings": sum(" warning: " in line for line in log),
+                **build_facts(started, jobs, steps, compiler)}
+    (work / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
 
 def source_commit(source: Path) -> str | None:

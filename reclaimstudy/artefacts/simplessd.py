@@ -17,18 +17,17 @@ and CMake build folders are not source: a checkout built in place hashes the sam
 clean one.
 """
 
-import json
 import os
 import shutil
 import subprocess
 import time
 from pathlib import Path
 
-from reclaimstudy.artefacts.shared import (CachedBuild, Series, build_facts, compilers_of,
+from reclaimstudy.artefacts.shared import (CachedBuild, Series, finish_build,
                                            patch_digests, patch_failure, read_patch_series,
                                            source_digest)
 from reclaimstudy.errors import StudyError
-from reclaimstudy.hashing import file_sha256, json_sha256
+from reclaimstudy.hashing import json_sha256
 from reclaimstudy.paths import REPO, cache_dir
 from reclaimstudy.util import hostdeps
 from reclaimstudy.util.locks import exclusive
@@ -128,10 +127,6 @@ class SimpleSSDBuild(CachedBuild):
     """A finished build in the cache: the standalone simulator."""
 
     @property
-    def tree(self) -> Path:
-        return self.directory / "source"
-
-    @property
     def binary(self) -> Path:
         """`simplessd-standalone SIM.cfg SSD.cfg OUTDIR`: the workload (SIM.cfg's
         [global] and [generator] or [trace]) run on the drive SSD.cfg describes."""
@@ -201,21 +196,6 @@ def _build(tree: Path, inputs: dict, key: str, work: Path, jobs: int) -> SimpleS
     steps = run_logged(["make", f"-j{jobs}"], cwd=build_dir, log_path=work / "build.log",
                        label="SimpleSSD build", step_pattern=COMPILE_STEP,
                        expected_steps=DEFAULT_STEPS)
-    missing = [str(p) for p in built.products() if not p.is_file()]
-    if missing:
-        raise StudyError(f"SimpleSSD build {key} finished without {', '.join(missing)}; "
-                         f"full log: {work}/build.log")
-    manifest = dict(inputs)
-    manifest.update({
-        "key": key,
-        "source": str(tree),
-        "patched_sha256": patched,
-        "binary_sha256": file_sha256(built.binary),
-        "compilers": compilers_of(built.binary),
-        "warnings": sum(" warning: " in line for line in
-                        (work / "build.log").read_text(errors="replace").splitlines()),
-        **build_facts(started, jobs, steps, "g++"),
-    })
-    # Written last: a build that dies half-way never looks complete.
-    (work / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    finish_build(built, "SimpleSSD", inputs, key=key, source=tree, patched=patched,
+                 started=started, jobs=jobs, steps=steps, compiler="g++")
     return built

@@ -1,0 +1,88 @@
+"""What the tests of gem5's drives share (our analytic model, DiskSim's and SimpleSSD's
+linked in): a system file around a [disk.timing] table, a gem5 binary that says what it
+links, a file a gem5 patch creates, why this machine's gem5 cannot run a profile, a small
+disk-calib job, and a drive's statistics summed over the job's phases."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from reclaimstudy.artefacts import gem5 as gem5_build
+from reclaimstudy.backends.gem5 import backend as gem5_backend
+from reclaimstudy.campaigns import runs
+from reclaimstudy.config.policies import get_policy
+from reclaimstudy.config.systems import get_system
+from reclaimstudy.config.workloads import get_workload
+from reclaimstudy.errors import StudyError
+from reclaimstudy.results.gem5_stats import select_values
+
+# disk-calib at its smallest: random and sequential reads and writes, no swap.
+SMALL = {"random_reads": 60, "seq_mib": 1, "random_writes": 20, "seq_write_mib": 1,
+         "swap_out_mib": 0}
+
+
+def system_toml(disk: dict, timing: dict) -> str:
+    """A one-core 64 MiB system file whose [disk] and [disk.timing] are `disk` and `timing`."""
+    def table(values: dict) -> str:
+        return "\n".join(f"{k} = {json.dumps(v)}" for k, v in values.items())
+    return ('description = "d"\n[cpu]\nmodel = "timing"\ncores = 1\nclock = "2GHz"\n'
+            '[caches]\nhierarchy = "none"\n[memory]\ntype = "DDR3_1600"\nsize_mib = 64\n'
+            f'[disk]\n{table(disk)}\n[disk.timing]\n{table(timing)}\n')
+
+
+def gem5_binary(**linked: dict | None) -> gem5_backend.Gem5:
+    """A gem5 of the current series that links the named drive simulators
+    (disksim=..., simplessd=...: what identify.py reports of each)."""
+    return gem5_backend.Gem5(Path("/opt/gem5.fast"), "24.0.0.1", "0" * 64, {},
+                             gem5_backend.SERIES, **linked)
+
+
+def patch_file(patch: str, path: str) -> str:
+    """A file the gem5 patch `patch` creates, as it creates it."""
+    text = (gem5_build.GEM5_PATCHES / patch).read_text()
+    start = text.index(f"+++ b/{path}\n")
+    hunk = text.index("\n@@", start) + 1
+    body = []
+    for line in text[text.index("\n", hunk) + 1:].splitlines():
+        if not line.startswith("+"):
+            break
+        body.append(line[1:])
+    return "\n".join(body) + "\n"
+
+
+def gem5_reason(profile: str, build: str = "./study gem5") -> str | None:
+    """Why the gem5 named by GEM5 cannot run `profile` (None when it can); `build` is
+    the command that makes one that can."""
+    if not os.environ.get("GEM5"):
+        return f"GEM5 is not set: these tests need a gem5 that runs {profile} ({build})"
+    try:
+        gem5_backend.require_patches(gem5_backend.find_gem5(), get_system(profile))
+    except StudyError as error:
+        return str(error)
+    return None
+
+
+def needs_gem5_for(profile: str, build: str = "./study gem5"):
+    """Skip, saying why, unless GEM5 names a gem5 that runs `profile`."""
+    reason = gem5_reason(profile, build)
+    return pytest.mark.skipif(reason is not None, reason=reason or "")
+
+
+def prepared_disk_calib(profile: str, name: str):
+    """SMALL's disk-calib job on `profile`, prepared for gem5: (spec, prepared, params)."""
+    workload = get_workload("disk-calib")
+    spec = runs.RunSpec(f"gem5-{name}", get_system(profile), get_policy("baseline"),
+                        workload, workload.arguments(SMALL), 0, "gem5")
+    prepared = gem5_backend.Gem5Backend().prepare(spec)
+    return spec, prepared, gem5_backend.run_params(spec, prepared, runs.job_text(spec, name),
+                                                   3600)
+
+
+def drive_stats(out: Path, pattern: str) -> dict[str, float]:
+    """The drive's statistics matching `pattern`, by their last name, summed over the
+    phases' blocks of out/stats.txt."""
+    blocks = select_values(out / "stats.txt", [pattern])
+    return {name.rsplit(".", 1)[1]: sum(block.get(name, 0) for block in blocks)
+            for name in set().union(*blocks)}
