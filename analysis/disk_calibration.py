@@ -5,18 +5,19 @@
 The prediction (reclaimstudy/config/disk_model.py) comes from the parameters recorded in the
 run's identity; for swap-out it takes the write commands the swap disk received in
 that phase (from the model's own statistics) and prices them with the parameters.
+A run whose disk the analytic model does not time (DiskSim, SimpleSSD, gem5's fixed
+delay) has no prediction: the table says so, and names the run's reference instead.
 """
 
 import json
 import sys
 from pathlib import Path
 
-from pydantic import TypeAdapter
-
 from analysis.records import read_events, workload_metrics
 from reclaimstudy.config import disk_model
-from reclaimstudy.config.systems import DiskTiming
+from reclaimstudy.config.systems import FlashTiming, HddTiming
 from reclaimstudy.config.workloads import get_workload
+from reclaimstudy.errors import StudyError
 from reclaimstudy.results.gem5_stats import select_values
 
 PHASES = ("random", "sequential", "random-write", "sequential-write", "swap-out")
@@ -29,12 +30,33 @@ TICKS_PER_S = 1e12
 MIB = 1 << 20
 
 
-def recorded_timing(run_dir: Path):
-    identity = json.loads((run_dir / "run.json").read_text())["identity"]
+def _identity(run_dir: Path) -> dict:
+    return json.loads((run_dir / "run.json").read_text())["identity"]
+
+
+def no_prediction(run_dir: Path) -> str | None:
+    """None when the run's recorded disk has an analytic prediction; otherwise the run
+    and why not (what times its disk, and its reference)."""
+    # A system identity leaves [disk.timing] out when there is none (gem5's delay).
+    why = disk_model.why_no_prediction(_identity(run_dir)["system"]["disk"].get("timing"))
+    return None if why is None else f"{Path(run_dir).name}: {why}"
+
+
+def recorded_timing(run_dir: Path) -> tuple[HddTiming | FlashTiming, dict]:
+    identity = _identity(run_dir)
+    why = no_prediction(run_dir)
+    if why is not None:
+        raise disk_model.NoPrediction(why)
     timing = identity["system"]["disk"]["timing"]
-    if timing is None:
-        raise ValueError(f"{run_dir}: the run's disk has no [disk.timing] model to predict from")
-    return TypeAdapter(DiskTiming).validate_python(timing, strict=False), identity
+    kind = HddTiming if timing["model"] == "hdd" else FlashTiming
+    # Every parameter as recorded: one filled in from today's defaults would price the
+    # run by a disk it may not have had.
+    missing = sorted(set(kind.model_fields) - set(timing))
+    if missing:
+        raise StudyError(f"{run_dir}: the run's [disk.timing] (model = {timing['model']!r}) "
+                         f"does not record {', '.join(missing)}; a prediction needs every "
+                         f"parameter the run had, not a default")
+    return kind.model_validate(timing, strict=False), identity
 
 
 def swap_disk(run_dir: Path, swap: str) -> dict:
@@ -130,9 +152,16 @@ def _shown(value, metric: str) -> str:
 
 
 def markdown(pairs: list[tuple[Path, Path | None]]) -> str:
+    """The calibration table of the runs with a prediction, then, for any without one,
+    what times its disk and its reference."""
     lines = ["| run | metric | measured | predicted | of which the guest's own path | error |",
              "|---|---|---|---|---|---|"]
+    unpredicted = []
     for run_dir, null_dir in pairs:
+        why = no_prediction(run_dir)
+        if why is not None:
+            unpredicted.append(why)
+            continue
         for row in calibration(run_dir, null_dir):
             error = "-" if row["error"] is None else f"{row['error']:+.1%}"
             predicted = _shown(row["predicted"], row["metric"])
@@ -141,10 +170,19 @@ def markdown(pairs: list[tuple[Path, Path | None]]) -> str:
             lines.append(f"| {Path(run_dir).name[:40]} | {row['metric']} | "
                          f"{_shown(row['measured'], row['metric'])} | {predicted} | "
                          f"{_shown(row['guest_path'], row['metric'])} | {error} |")
+    if len(unpredicted) == len(pairs):
+        lines = []
+    if unpredicted:
+        lines += [""] if lines else []
+        lines += ["No analytic prediction, so not calibrated here:", ""]
+        lines += [f"- {why}" for why in unpredicted]
     return "\n".join(lines)
 
 
 if __name__ == "__main__":
     # RUN_DIR[:NULL_RUN_DIR] ...
-    print(markdown([(Path(a.split(":")[0]), Path(a.split(":")[1]) if ":" in a else None)
-                    for a in sys.argv[1:]]))
+    try:
+        print(markdown([(Path(a.split(":")[0]), Path(a.split(":")[1]) if ":" in a else None)
+                        for a in sys.argv[1:]]))
+    except StudyError as error:
+        sys.exit(f"analysis.disk_calibration: {error}")

@@ -1,13 +1,28 @@
-"""disk-calib's prediction for every kind of [disk.timing], on the host alone: the
+"""disk-calib's calibration for every kind of [disk.timing], on the host alone: the
 analytic model's profiles keep their predictions, and a profile timed by DiskSim or
-SimpleSSD gets none: the prediction says what times its disk and what its reference is,
-and never prices it by the analytic formulas."""
+SimpleSSD gets none: each entry point (the prediction, `python -m
+analysis.disk_calibration`) says what times its disk and what its reference is, and
+never prices it by the analytic formulas."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
+from analysis import disk_calibration
+from reclaimstudy.campaigns import runs
 from reclaimstudy.config import disk_model
+from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
+from reclaimstudy.config.workloads import get_workload
+from reclaimstudy.errors import StudyError
 
+REPO = Path(__file__).resolve().parent.parent
+BEGIN = "---------- Begin Simulation Statistics ----------"
+END = "---------- End Simulation Statistics   ----------"
 MIB = 1 << 20
 # Per profile timed by an outside simulator: what its message must name (the simulator,
 # facts from its [disk.timing], and the reference its measurements are held to).
@@ -27,6 +42,33 @@ SIMULATED = {
                             "tests/test_simplessd_gem5.py"],
 }
 NOT_ANALYTIC = "the analytic prediction (reclaimstudy/config/disk_model.py) does not apply"
+
+
+def calib_run(results: Path, profile: str) -> Path:
+    """A disk-calib run folder as the gem5 backend leaves it, as far as the calibration
+    reads it (its identity, the guest's records, the swap disk's statistics per phase),
+    with made-up measurements."""
+    workload, system = get_workload("disk-calib"), get_system(profile)
+    spec = runs.RunSpec("disk-calibration", system, get_policy("baseline"), workload,
+                        workload.arguments(), 0, "gem5")
+    run_dir = results / f"disk-calib-baseline-{profile}-r0-gem5"
+    run_dir.mkdir(parents=True)
+    (run_dir / "run.json").write_text(json.dumps({"identity": spec.identity()}))
+    records = {"random": {"mean_latency_s": 8e-3, "max_latency_s": 2e-2},
+               "sequential": {"mib_per_s": 20.0}, "random-write": {"mean_latency_s": 9e-3},
+               "sequential-write": {"mib_per_s": 18.0},
+               "swap-out": {"swapped_mib": 32, "seconds": 2.0}}
+    events = [e for kind, values in records.items()
+              for e in ({"event": "phase", "name": kind},
+                        {"event": "record", "kind": kind, **values})]
+    (run_dir / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    disks = ["disks"] if system.disk.swap == "partition" else ["disks0", "disks1"]
+    stats = "".join(f"board.pc.south_bridge.ide.{disk}.timing.{name} {value}\n"
+                    for disk in disks for name, value in
+                    (("writes", 256), ("bytesWritten", 32 * MIB),
+                     ("serviceTicks", 150_000_000_000)))
+    (run_dir / "stats.txt").write_text(f"{BEGIN}\n{stats}{END}\n" * 5)
+    return run_dir
 
 
 def says_why(text: str, profile: str) -> None:
@@ -61,6 +103,28 @@ def test_the_analytic_profiles_predictions_are_unchanged(profile):
     assert predicted == pytest.approx(ANALYTIC[profile], rel=1e-5)
 
 
+def test_an_analytic_run_is_still_calibrated(tmp_path):
+    run_dir = calib_run(tmp_path, "desktop-hdd-128")
+    assert disk_calibration.no_prediction(run_dir) is None
+    rows = {r["metric"]: r for r in disk_calibration.calibration(run_dir)}
+    assert rows["random_4k_latency_s"]["predicted"] == pytest.approx(
+        ANALYTIC["desktop-hdd-128"]["random_4k_latency_s"], rel=1e-5)
+    assert rows["random_4k_latency_s"]["error"] == pytest.approx(8e-3 / 0.00571606 - 1,
+                                                                 rel=1e-4)
+    assert "No analytic prediction" not in disk_calibration.markdown([(run_dir, None)])
+
+
+def test_a_recorded_parameter_missing_is_refused_not_defaulted(tmp_path):
+    """A run whose identity lacks a parameter (FlashTiming's overheads have defaults)
+    would be priced by today's default, not by the disk it had."""
+    run_dir = calib_run(tmp_path, "desktop-ssd-128")
+    record = json.loads((run_dir / "run.json").read_text())
+    del record["identity"]["system"]["disk"]["timing"]["read_overhead_us"]
+    (run_dir / "run.json").write_text(json.dumps(record))
+    with pytest.raises(StudyError, match="does not record read_overhead_us"):
+        disk_calibration.calibration(run_dir)
+
+
 # --- profiles timed by DiskSim or SimpleSSD: no prediction, said plainly ---
 
 
@@ -77,3 +141,41 @@ def test_the_prediction_refuses_a_simulated_disk_naming_its_reference(profile):
         with pytest.raises(disk_model.NoPrediction) as refused:
             ask()
         assert str(refused.value) == why
+
+
+@pytest.mark.parametrize("profile", sorted(SIMULATED))
+def test_a_recorded_run_says_it_has_no_prediction(profile, tmp_path):
+    """From the run's identity, which leaves out SimpleSSD's validation wording and adds
+    each simulator's file digest: the message keeps the facts it records."""
+    run_dir = calib_run(tmp_path, profile)
+    why = disk_calibration.no_prediction(run_dir)
+    assert why.startswith(f"{run_dir.name}: its disk is timed by ")
+    says_why(why, profile)
+    with pytest.raises(disk_model.NoPrediction, match="does not apply"):
+        disk_calibration.calibration(run_dir)
+    # Beside an analytic run, the table keeps that run's rows and names this one.
+    hdd = calib_run(tmp_path, "desktop-hdd-128")
+    table = disk_calibration.markdown([(hdd, None), (run_dir, None)])
+    # (the table shows a run's name to 40 characters)
+    assert f"| {hdd.name[:40]} | random_4k_latency_s |" in table
+    assert f"| {run_dir.name[:40]} |" not in table
+    assert f"- {why}" in table.split("No analytic prediction, so not calibrated here:")[1]
+
+
+@pytest.mark.parametrize("profile", sorted(SIMULATED))
+def test_the_calibration_command_says_so_and_does_not_crash(profile, tmp_path):
+    run_dir = calib_run(tmp_path, profile)
+    done = subprocess.run([sys.executable, "-m", "analysis.disk_calibration", str(run_dir)],
+                          cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "| run | metric |" not in done.stdout  # no empty table
+    says_why(done.stdout, profile)
+    assert run_dir.name in done.stdout
+
+
+def test_a_disk_on_gem5s_fixed_delay_says_it_has_no_prediction(tmp_path):
+    """Its identity has no [disk.timing] at all (it was a KeyError)."""
+    run_dir = calib_run(tmp_path, "desktop-hdd-128-stock-disk")
+    assert "no [disk.timing]" in disk_calibration.no_prediction(run_dir)
+    assert "no prediction applies" in disk_calibration.markdown([(run_dir, None)])
