@@ -1,8 +1,8 @@
 """disk-calib's calibration for every kind of [disk.timing], on the host alone: the
 analytic model's profiles keep their predictions, and a profile timed by DiskSim or
 SimpleSSD gets none: each entry point (the prediction, `python -m
-analysis.disk_calibration`) says what times its disk and what its reference is, and
-never prices it by the analytic formulas."""
+analysis.disk_calibration`, tests/benchmarks/bench_disk_calibration.py) says what times
+its disk and what its reference is, and never prices it by the analytic formulas."""
 
 import json
 import os
@@ -19,6 +19,7 @@ from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system
 from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
+from tests.benchmarks import bench_disk_calibration as bench
 
 REPO = Path(__file__).resolve().parent.parent
 BEGIN = "---------- Begin Simulation Statistics ----------"
@@ -179,3 +180,34 @@ def test_a_disk_on_gem5s_fixed_delay_says_it_has_no_prediction(tmp_path):
     run_dir = calib_run(tmp_path, "desktop-hdd-128-stock-disk")
     assert "no [disk.timing]" in disk_calibration.no_prediction(run_dir)
     assert "no prediction applies" in disk_calibration.markdown([(run_dir, None)])
+
+
+@pytest.mark.parametrize("profile", sorted(SIMULATED))
+def test_the_benchmark_names_a_simulated_profile_and_runs_no_gem5(profile, monkeypatch,
+                                                                  capsys, tmp_path):
+    def no_gem5(system, results):
+        raise AssertionError(f"gem5 was run for {system.name}")
+    monkeypatch.setattr(bench, "run", no_gem5)
+    assert bench.main([profile, "--results", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{profile}: not run: its disk is timed by ")
+    says_why(err, profile)
+    assert "nothing to calibrate" in err
+
+
+def test_the_benchmark_runs_the_analytic_profiles_of_a_mixed_list(monkeypatch, capsys,
+                                                                  tmp_path):
+    ran = []
+
+    def fake_gem5(system, results):
+        ran.append(system.name)
+        return calib_run(results / system.name, system.name.removesuffix("-null-disk"))
+    monkeypatch.setattr(bench, "run", fake_gem5)
+    assert bench.main(["desktop-sata-ssd-64", "desktop-hdd-128",
+                       "desktop-disksim-ibm18es-64", "--results", str(tmp_path)]) == 0
+    assert ran == ["desktop-hdd-128", "desktop-hdd-128-null-disk"]
+    out, err = capsys.readouterr()
+    assert "| random_4k_latency_s |" in out and "No analytic prediction" not in out
+    assert err.count(": not run: ") == 2
+    says_why(err, "desktop-sata-ssd-64")
+    says_why(err, "desktop-disksim-ibm18es-64")
