@@ -57,6 +57,15 @@ PHASE_SECONDS = MetricSpec("phase_s", "s", "time", "lower",
                            "the phase's duration on the guest clock (simulated on gem5)")
 RECLAIM_EFFICIENCY = MetricSpec("reclaim_efficiency", "ratio", "ratio", "higher",
                                 "pages reclaimed per page scanned")
+
+
+def vmstat_declarations() -> dict[str, MetricSpec]:
+    """Every metric of the table's vmstat source by name (table.vmstat_rows makes them),
+    so that a claim naming one is checked as a workload's metric is."""
+    specs = [spec for spec, _ in VMSTAT + VMSTAT_LEVELS + VMSTAT_START_LEVELS]
+    return {spec.name: spec for spec in specs + [PHASE_SECONDS, RECLAIM_EFFICIENCY]}
+
+
 # A fact of the guest, not a result (source "guest", which compare never reads): what a
 # regime's "Nx memory" is measured against, kept in the table so a published table
 # alone can check regimes.

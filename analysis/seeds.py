@@ -8,6 +8,7 @@ from pydantic import (BaseModel, ConfigDict, Field, StrictBool, ValidationError,
                       ValidationInfo, model_validator)
 
 from analysis.idle_sweep import windows
+from analysis.metrics import vmstat_declarations
 from analysis.paired import paired
 from analysis.verdicts import Rules, judge, untestable
 from reclaimstudy.config.tomlfile import config_error, load, number
@@ -21,6 +22,8 @@ MGLRU_POLICY = "mglru"
 
 
 Ratio = Annotated[float, number()]
+# Where a claim's seed_metric may come from (analysis/table.py's sources).
+SEED_METRIC_SOURCES = ("workload", "vmstat")
 
 
 class Claim(BaseModel):
@@ -41,6 +44,11 @@ class Claim(BaseModel):
     # where 6.1 masks the seed's own change): judged against the seed's numbers all the
     # same, and labelled as such.
     control: StrictBool = False
+    # What the seed itself counted, where `metric` is not it (source:phase:metric, as the
+    # table names it: seed 000b read the whole system's pgmajfault, the row its program's
+    # own count): paired beside the row and judged alone, never in the family, so the
+    # verdict stays on `metric`. In the claim's unit: the seed's numbers are its.
+    seed_metric: str = ""
 
     @property
     def seed_ratio(self) -> float:
@@ -65,7 +73,29 @@ class Claim(BaseModel):
         if self.unit != unit:
             raise ValueError(f"unit = {self.unit!r}, but workload '{workload.name}' declares "
                              f"{self.metric} in {unit!r}")
+        if self.seed_metric:
+            self.check_seed_metric(workload)
         return self
+
+    def check_seed_metric(self, workload) -> None:
+        """seed_metric names a metric of the workload's or of the vmstat source, in one
+        of the workload's phases, in the claim's unit."""
+        parts = self.seed_metric.split(":")
+        if len(parts) != 3 or parts[0] not in SEED_METRIC_SOURCES:
+            raise ValueError(f"seed_metric = {self.seed_metric!r}; write it as "
+                             f"source:phase:metric, source one of "
+                             f"{', '.join(SEED_METRIC_SOURCES)}")
+        source, phase, metric = parts
+        declared = workload.metrics if source == "workload" else vmstat_declarations()
+        if metric not in declared:
+            raise ValueError(f"seed_metric = {self.seed_metric!r}: no {source} metric "
+                             f"{metric!r}; allowed: {', '.join(declared)}")
+        if phase not in workload.phases:
+            raise ValueError(f"seed_metric = {self.seed_metric!r}: phase {phase!r}; "
+                             f"allowed: {', '.join(workload.phases)}")
+        if declared[metric].unit != self.unit:
+            raise ValueError(f"seed_metric = {self.seed_metric!r} is in "
+                             f"{declared[metric].unit!r}, the claim's unit {self.unit!r}")
 
 
 class SeedsFile(BaseModel):
@@ -112,15 +142,38 @@ def caveats_for(rows: pd.DataFrame, path=SEEDS_FILE) -> list[dict]:
 
 
 def repetition_values(table: pd.DataFrame, experiment: str, setup: str, metric: str,
-                      phase: str, policy: str) -> dict[int, float]:
-    """repetition -> a claim's workload metric (in `phase`, "" for the whole run), for one
-    policy's runs of one experiment setup."""
+                      phase: str, policy: str, source: str = "workload") -> dict[int, float]:
+    """repetition -> a claim's workload metric (or `source`'s; in `phase`, "" for the
+    whole run), for one policy's runs of one experiment setup."""
     rows = table[(table["experiment"] == experiment) & (table["setup"] == setup)
                  & (table["policy"] == policy) & (table["metric"] == metric)
-                 & (table["source"] == "workload") & table["index"].isna()
+                 & (table["source"] == source) & table["index"].isna()
                  & (table["status"] == "ok")
                  & (table["phase"].fillna("") == phase)]
     return dict(zip(rows["repetition"].astype(int), rows["value"].astype(float)))
+
+
+def seed_metric_beside(claim: Claim, table: pd.DataFrame, experiment: str, setup: str,
+                       expects_none: bool, rules: Rules) -> dict | None:
+    """The claim's seed_metric over the row's pairs: both policies' means, the paired
+    ratio with its interval and p, and its verdict alone (at the study's alpha, not
+    adjusted: it is not one of the family's rows). None where the claim names none."""
+    if not claim.seed_metric:
+        return None
+    source, phase, metric = claim.seed_metric.split(":")
+    values = [repetition_values(table, experiment, setup, metric, phase, policy, source)
+              for policy in (claim.with_policy, claim.without_policy)]
+    pair = paired(*values)
+    verdict = (pair.verdict_of_no_effect(rules.equivalence_margin, rules.alpha) if expects_none
+               else pair.verdict(claim.seed_ratio, rules.alpha))
+    return {"metric": claim.seed_metric, "unit": claim.unit,
+            "with": _mean(values[0]), "without": _mean(values[1]),
+            "n_pairs": pair.n, "ratio": pair.ratio, "low": pair.low, "high": pair.high,
+            "p": pair.p_value, "verdict": verdict}
+
+
+def _mean(values: dict[int, float]) -> float:
+    return sum(values.values()) / len(values) if values else math.nan
 
 
 def reproduction(comparison: pd.DataFrame, table: pd.DataFrame,
@@ -130,8 +183,9 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame,
     verdict by the study's `rules` among all the rows (analysis/verdicts.py: against no
     effect where seed 000b's idle time is outside its window, analysis/idle_sweep.py;
     untestable where `regimes`, regime_checks' rows, put every run out of the seed's
-    regime), whether the means' direction is the seed's, and MGLRU's value and its ratio
-    to the seed's "on" policy where the experiment ran MGLRU."""
+    regime), whether the means' direction is the seed's, MGLRU's value and its ratio
+    to the seed's "on" policy where the experiment ran MGLRU, and where the claim names
+    what the seed itself counted, that metric paired beside (seed_metric_beside)."""
     rows: list[dict] = []
     pairs = []
     if comparison.empty:
@@ -196,6 +250,8 @@ def reproduction(comparison: pd.DataFrame, table: pd.DataFrame,
                 "mglru_ratio": mglru / ours_with if ours_with and mglru == mglru else math.nan,
                 "timing": "gem5 (modelled hardware)" if backend == "gem5" else
                           "QEMU (functional only, no timing model)",
+                "seed_metric": seed_metric_beside(claim, table, experiment, setup,
+                                                  expects_none, rules),
             })
     return pd.DataFrame(judge(rows, pairs, rules))
 
