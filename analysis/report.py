@@ -365,6 +365,20 @@ def summary_cells(row: dict) -> dict:
             "verdict_cell": f"**{short(row['verdict'])}** ({why})"}
 
 
+def seed_metric_text(row: dict) -> str:
+    """A row's seed_metric (seeds.seed_metric_beside) in one line: what the seed counted,
+    ours with its change on / off, the paired ratio with its 95% interval and p (none
+    where the pairs do not differ), and its verdict alone; "" where the claim names none."""
+    beside = row.get("seed_metric")
+    if not isinstance(beside, dict):  # None, or NaN once the rows went through pandas
+        return ""
+    p = f", p {_num(beside['p'])}" if beside["p"] == beside["p"] else ""
+    return (f"{beside['metric']} ({beside['unit']}): ours {_num(beside['with'])} / "
+            f"{_num(beside['without'])}, paired {_num(beside['ratio'])} "
+            f"[{_num(beside['low'])}, {_num(beside['high'])}]{p} over {beside['n_pairs']} "
+            f"pair{'s' if beside['n_pairs'] != 1 else ''}: {beside['verdict']}")
+
+
 def _places(rows: list[dict]) -> None:
     """Where the summary's short experiment cell must say more: the system and backend
     of an experiment the study ran on several, and the backend of every row of a study
@@ -414,6 +428,7 @@ def _seed_rows(seeds: pd.DataFrame, regimes: pd.DataFrame, table: pd.DataFrame) 
                      & table["policy"].isin(row["policies"])]
         row["runs"] = runs["run_id"].nunique()
         row["anchor"] = anchor(row["experiment"], row["system"], row["backend"])
+        row["seed_metric_text"] = seed_metric_text(row)
         rows.append(row | summary_cells(row))
     return rows
 
