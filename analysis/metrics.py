@@ -14,7 +14,10 @@ def _count(name: str, unit: str, help: str, better: Better = "lower") -> MetricS
 # Per phase: the table's name, the /proc/vmstat counters summed, what it is.
 VMSTAT = [
     (_count("pgfault", "faults", "page faults"), ("pgfault",)),
-    (_count("pgmajfault", "faults", "major page faults"), ("pgmajfault",)),
+    # Every process's faults that began a read, from mark to mark: what seed 000b's vmmon
+    # counted (hot-stream's vmmon_pgmajfault at the stream's end less at its start). A
+    # program's own count (getrusage) is its workload's metric, and can differ.
+    (_count("pgmajfault", "faults", "major page faults, the whole system's"), ("pgmajfault",)),
     (_count("pswpin", "pages", "pages swapped in"), ("pswpin",)),
     (_count("pswpout", "pages", "pages swapped out"), ("pswpout",)),
     (_count("refault_anon", "pages", "anonymous refaults"), ("workingset_refault_anon",)),
