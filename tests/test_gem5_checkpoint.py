@@ -124,3 +124,30 @@ def test_boots_of_two_drive_models_are_two_checkpoints():
     assert new.memory_layout() == old.memory_layout()
     assert key("desktop-hdd-64") != key("desktop-hdd2001-64")
     assert key("desktop-hdd-64") == key("desktop-hdd-64")
+
+
+def test_the_config_script_is_the_one_its_keys_were_decided_for():
+    """A change to configs/gem5/reclaim_fs.py fails here until it is decided which drive
+    models' runs it changes (gem5_backend.SCRIPT_KEYS): their key takes the new hash."""
+    from reclaimstudy.hashing import file_sha256
+    assert file_sha256(gem5_backend.CONFIG_SCRIPT) == gem5_backend.SCRIPT_SHA256, (
+        f"{gem5_backend.CONFIG_SCRIPT} changed (sha256 {file_sha256(gem5_backend.CONFIG_SCRIPT)}): "
+        f"set SCRIPT_SHA256 to it, and in SCRIPT_KEYS give each drive model whose systems "
+        f"now simulate otherwise the new hash (their runs start again); a model whose path "
+        f"did not change keeps its key")
+    assert gem5_backend.SCRIPT_SHA256 in gem5_backend.SCRIPT_KEYS.values()  # the newest change
+
+
+def test_a_new_drive_models_path_leaves_the_other_models_runs_their_checkpoints(monkeypatch):
+    """Each drive model's checkpoint follows its own entry of SCRIPT_KEYS alone."""
+    from reclaimstudy.config.systems import get_system
+
+    def keys():
+        return {name: gem5_backend._checkpoint_key("sim", "kernel", "image", 250, get_system(name))
+                for name in ("desktop-hdd-64", "desktop-disksim-ibm18es-64", "desktop-sata-ssd-64")}
+    before = keys()
+    monkeypatch.setitem(gem5_backend.SCRIPT_KEYS, "simplessd", "f" * 64)
+    after = keys()
+    assert after["desktop-sata-ssd-64"] != before["desktop-sata-ssd-64"]
+    assert {k: after[k] for k in ("desktop-hdd-64", "desktop-disksim-ibm18es-64")} == \
+        {k: before[k] for k in ("desktop-hdd-64", "desktop-disksim-ibm18es-64")}

@@ -35,6 +35,19 @@ from reclaimstudy.util.subprocesses import run_measured
 NAME = "gem5"
 CONFIG_SCRIPT = CONFIGS / "gem5" / "reclaim_fs.py"
 IDENTIFY = CONFIGS / "gem5" / "identify.py"
+# What a run's identity knows of CONFIG_SCRIPT, per drive model: the script's sha256 as of
+# the last change to what that model's systems simulate. A change that only adds another
+# model's path (DiskSim's, SimpleSSD's, NVMe's) leaves every other model's runs their ids,
+# where hashing the whole file gave every run of every study a new id at each new device.
+# SCRIPT_SHA256 is the file as it is: tests/test_gem5_checkpoint.py fails when the file
+# changes, so that each change is a decision about these keys (a model whose path changed
+# what it simulates takes the new hash: its runs start again).
+SCRIPT_SHA256 = "351f1ac912ac1dfd274124c39c329bd469179a9f42a7a487d276a5e4a1eb41e6"
+SCRIPT_KEYS = {
+    "analytic": "8669441db6b0aef830e351c758642ca0bca520b7edf87b24f3361be475259fef",
+    "disksim": "f3339f2dc77a64ab92c34ecd37222722c02bbd7933dc248ac8b2fef735ef1f88",
+    "simplessd": "351f1ac912ac1dfd274124c39c329bd469179a9f42a7a487d276a5e4a1eb41e6",
+}
 IDENTITY_MARK = "RECLAIM-GEM5-IDENTITY "
 EXPECTED_VERSION = "24.0"
 
@@ -381,7 +394,16 @@ def _checkpoint_key(simulator_key: str, kernel_key: str, image_key: str, kernel_
                         "layout": system.memory_layout(), "drive": timing,
                         "boot_disk_seed": BOOT_DISK_SEED,
                         "args": gem5_kernel_args(kernel_hz, system),
-                        "script": file_sha256(CONFIG_SCRIPT)})[:16]
+                        "script": script_key(system)})[:16]
+
+
+def script_key(system: System) -> str:
+    """CONFIG_SCRIPT as the run identity knows it for this system's drive (SCRIPT_KEYS)."""
+    if uses_disksim(system):
+        return SCRIPT_KEYS["disksim"]
+    if uses_simplessd(system):
+        return SCRIPT_KEYS["simplessd"]
+    return SCRIPT_KEYS["analytic"]  # our analytic model, or gem5's own fixed delay
 
 
 def ensure_checkpoint(gem5: Gem5, kernel: Kernel, image: Image, system: System) -> Path:
