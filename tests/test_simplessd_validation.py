@@ -45,7 +45,7 @@ KNOWN_MISSES = {
 def test_series_names_its_patches_and_version():
     series = read_series()
     assert series.version == "2.0.13"
-    assert [p.name[:4] for p in series.patches] == ["0001", "0002", "0003", "0004"]
+    assert [p.name[:4] for p in series.patches] == ["0001", "0002", "0003", "0004", "0005"]
 
 
 def test_source_that_is_not_a_directory_is_refused(tmp_path):
