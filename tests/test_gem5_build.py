@@ -135,6 +135,12 @@ PATCHES_OF_SERIES = {
         # marker and the SimpleSSD build (RECLAIMSTUDY_SIMPLESSD_TIMING, Gem5.key_for).
         "0006-simplessd-timing.patch":
             "857bc0dab2fda8c6e5495c962d282632e22727114c1d1dce6643682125307df7",
+        # 0007 adds SimpleSSDNVMe, built only with SimpleSSD linked in; its change to
+        # 0006's engine adds a front end of the host's own and leaves the SATA drive's
+        # path as it was. An NVMe drive's runs are keyed by its own marker beside
+        # 0006's and the SimpleSSD build (RECLAIMSTUDY_SIMPLESSD_NVME, Gem5.key_for).
+        "0007-simplessd-nvme.patch":
+            "69e0057c56d760265a772f810b29bf7360416700782b6ea2fe42ac4b404b5fcb",
     },
 }
 
