@@ -25,6 +25,10 @@ DISKSIM_DIR = CONFIGS / "disksim"
 # Our SimpleSSD drive descriptions ([disk.timing] model = "simplessd"): SimpleSSD's own
 # configuration format, each a named drive with every number's source.
 SIMPLESSD_DIR = CONFIGS / "simplessd"
+# How a SimpleSSD drive meets the guest ([disk.timing] interface): "sata", behind gem5's
+# IDE disk at queue depth 1 (gem5-patches/0006); "nvme", SimpleSSD's own NVMe controller
+# on the PCI bus, its queues as deep as Linux's driver makes them (gem5-patches/0007).
+SIMPLESSD_INTERFACES = ("sata", "nvme")
 CPU_MODELS = ("atomic", "timing", "o3")
 HIERARCHIES = ("none", "private-l1-private-l2", "private-l1-shared-l2")
 MEMORY_TYPES = ("DDR3_1600", "DDR4_2400", "LPDDR3_1600")
@@ -214,19 +218,39 @@ class DisksimTiming(Part):
         return DISKSIM_DIR / self.parameters
 
 
+def simplessd_setting(path: Path, section: str, key: str) -> str | None:
+    """A key's value in one section of a SimpleSSD configuration file (its INI format:
+    `[section]`, `key = value`, `#` comments), or None when it is not given."""
+    current = None
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        header = re.fullmatch(r"\[(\w+)\]", line)
+        if header:
+            current = header[1]
+        elif current == section and "=" in line:
+            name, value = (part.strip() for part in line.split("=", 1))
+            if name == key:
+                return value
+    return None
+
+
 class SimplessdTiming(Part):
-    """A SATA solid-state drive simulated by SimpleSSD 2.0 (gem5-patches/0006; gem5 built
-    with `./study gem5 --simplessd DIR`) behind the IDE disk at queue depth 1: one of our
-    drive descriptions in configs/simplessd/ (SimpleSSD's configuration: flash, FTL,
-    cache, firmware CPU, link), and how far it was validated against the drive's
-    published measurements (tests/benchmarks/RESULTS.md)."""
+    """A solid-state drive simulated by SimpleSSD 2.0 (gem5 built with `./study gem5
+    --simplessd DIR`): one of our drive descriptions in configs/simplessd/ (SimpleSSD's
+    configuration: flash, FTL, cache, firmware CPU, link), how far it was validated
+    against the drive's published measurements (tests/benchmarks/RESULTS.md), and how it
+    meets the guest: a SATA drive behind the IDE disk at queue depth 1
+    (gem5-patches/0006), or an NVMe drive on the PCI bus, SimpleSSD's own NVMe controller
+    with queues as deep as Linux's driver makes them (gem5-patches/0007)."""
     model: Literal["simplessd"]
     drive: str
     # A file in configs/simplessd/.
     config: str
     # Which published figures the description meets, and where that is recorded.
     validation: str
-    # Where the disk image starts on the drive.
+    interface: Annotated[str, one_of(SIMPLESSD_INTERFACES)] = "sata"
+    # Where the disk image starts on the drive (SATA only: an NVMe drive's namespace is
+    # the guest's disk from its first block).
     sector_offset: Annotated[int, whole_number(0, 1 << 31)] = 0
 
     @model_validator(mode="after")
@@ -236,11 +260,44 @@ class SimplessdTiming(Part):
         if "RESULTS.md" not in self.validation:
             raise ValueError("validation: say which published figures the drive meets and "
                              "where that is recorded (tests/benchmarks/RESULTS.md)")
+        if self.interface == "nvme":
+            if simplessd_setting(self.config_path, "nvme", "PCIEGeneration") is None:
+                raise ValueError(
+                    f"interface = 'nvme': {self.config} describes no NVMe front end (no "
+                    f"[nvme] PCIEGeneration: its PCIe link, controller loop and namespace); "
+                    f"give a drive that has one, e.g. samsung-850-pro-256gb-nvme.cfg, or "
+                    f"interface = 'sata'")
+            namespaces = simplessd_setting(self.config_path, "nvme", "DefaultNamespace")
+            if namespaces not in (None, "1"):
+                raise ValueError(
+                    f"interface = 'nvme': {self.config} has [nvme] DefaultNamespace = "
+                    f"{namespaces}; allowed: 1 (the guest's disk is the drive's one "
+                    f"namespace)")
+            if self.sector_offset:
+                raise ValueError(
+                    f"sector_offset = {self.sector_offset} with interface = 'nvme': the "
+                    f"NVMe drive's namespace is the guest's disk from its first block; "
+                    f"allowed: 0 (or leave it out)")
         return self
 
     @property
     def config_path(self) -> Path:
         return SIMPLESSD_DIR / self.config
+
+    @property
+    def nvme(self) -> bool:
+        return self.interface == "nvme"
+
+    @property
+    def reports_write_cache(self) -> bool:
+        """Whether the guest is told the drive caches writes: SimpleSSD's NVMe controller
+        reports a volatile write cache (Identify Controller, VWC) when its cache takes
+        writes ([icl] EnableWriteCache), and Linux then sends it flushes; behind SATA
+        (0006) no cache is reported, as for DiskSim's drives."""
+        if not self.nvme:
+            return False
+        return simplessd_setting(self.config_path, "icl", "EnableWriteCache") in (
+            "1", "true", "True")
 
 
 DiskTiming = Annotated[HddTiming | FlashTiming | DisksimTiming | SimplessdTiming,
@@ -267,7 +324,21 @@ class Disk(Part):
         reports none: DiskSim's interface has no FLUSH CACHE, so its buffer's write-back
         (the validated IBM 18ES acknowledges writes once in its buffer) is the drive's
         own, as on a drive whose cache the host is not told of."""
+        if isinstance(self.timing, SimplessdTiming):
+            return self.timing.reports_write_cache
         return isinstance(self.timing, HddTiming) and self.timing.write_cache_mib > 0
+
+    @property
+    def nvme(self) -> bool:
+        """Whether the drive is SimpleSSD's NVMe controller on the PCI bus
+        (gem5-patches/0007) rather than a disk behind gem5's IDE controller."""
+        return isinstance(self.timing, SimplessdTiming) and self.timing.nvme
+
+    @property
+    def guest_layout(self) -> str:
+        """Where the guest finds its root and swap (reclaimstudy/backends/guest.py
+        DEVICES): the swap layout's IDE devices, or the NVMe namespace's partitions."""
+        return "nvme" if self.nvme else self.swap
 
     @property
     def rotation_rate(self) -> int:
@@ -293,7 +364,8 @@ class Disk(Part):
         if isinstance(self.timing, SimplessdTiming) and self.swap != "partition":
             raise ValueError(f"swap = {self.swap!r}: a gem5 process holds one SimpleSSD drive "
                              f"(SimpleSSD keeps its host hook and firmware CPU in globals); "
-                             f"allowed: swap = \"partition\", root and swap on the one drive")
+                             f"allowed: swap = \"partition\", root and swap on the one drive"
+                             + (" (the NVMe namespace's two partitions)" if self.nvme else ""))
         return self
 
 
@@ -324,6 +396,8 @@ class System(Part):
             # Our drive description by its content (not the validation's wording).
             disk["timing"]["config_sha256"] = file_sha256(self.disk.timing.config_path)
             del disk["timing"]["validation"]
+            if self.disk.timing.interface == "sata":  # as before 0007's NVMe drive
+                del disk["timing"]["interface"]
         if disk["swap"] == "device":
             del disk["swap"]
         return data
@@ -350,13 +424,17 @@ class System(Part):
         onto another clock would skew every time the guest measures. So is a drive's
         write cache, which the guest learns at boot: a disk that reports none shares no
         boot with one that does (a run restored across them would cache writes the guest
-        never flushes). Said only when there is one, so other layouts keep their keys.
+        never flushes). So is an NVMe drive (gem5-patches/0007): its guest boots with
+        another disk controller and device names. Each is said only when there is one, so
+        other layouts keep their keys.
         """
         layout = {"memory_type": self.memory.type, "memory_mib": self.memory.size_mib,
                   "cores": self.cpu.cores, "clock": self.cpu.clock,
                   "swap_mib": self.disk.swap_mib, "swap": self.disk.swap}
         if self.disk.reports_write_cache:
             layout["write_cache"] = True
+        if self.disk.nvme:
+            layout["disk_interface"] = "nvme"
         return layout
 
 

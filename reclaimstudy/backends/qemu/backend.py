@@ -50,11 +50,11 @@ class QemuBackend(Backend):
         # IO-APIC timer can miss its ticks and panic ("IO-APIC + timer doesn't work!").
         boot = qemu.Boot(
             bzimage=kernel.bzimage,
-            cmdline=kernel_cmdline(self.name, "no_timer_check", spec.system.disk.swap),
+            cmdline=kernel_cmdline(self.name, "no_timer_check", spec.system.disk.guest_layout),
             memory_mib=spec.system.memory_mib,
             cpus=spec.system.cpu.cores, disks=image.disks(spec.system.disk.swap),
             console_log=run_dir / self.console_file, fw_cfg={JOB_FW_CFG: job},
-            timeout_s=timeout_s)
+            timeout_s=timeout_s, interface="nvme" if spec.system.disk.nvme else "ide")
         result = qemu.run(boot, accel=prepared.parts["accel"])
         # Paths inside the run directory are recorded relative to it: the directory moves
         # into place when the run is published.

@@ -34,6 +34,9 @@ class Boot:
     cpus: int = 1
     fw_cfg: dict[str, Path] = field(default_factory=dict)
     timeout_s: float = 600.0
+    # How the disks meet the guest: IDE (sda, sdb), or each an NVMe drive's namespace
+    # (nvme0n1: a profile whose drive is gem5-patches/0007's NVMe drive).
+    interface: str = "ide"
 
 
 @dataclass
@@ -58,7 +61,11 @@ def command(boot: Boot, accel: str) -> list[str]:
     # from the same disk contents.
     cmd += ["-snapshot", "-serial", f"file:{boot.console_log}"]
     for index, disk in enumerate(boot.disks):
-        cmd += ["-drive", f"file={disk},format=raw,if=ide,index={index},media=disk"]
+        if boot.interface == "nvme":
+            cmd += ["-drive", f"file={disk},format=raw,if=none,id=nvme{index}",
+                    "-device", f"nvme,drive=nvme{index},serial=reclaimstudy{index}"]
+        else:
+            cmd += ["-drive", f"file={disk},format=raw,if=ide,index={index},media=disk"]
     for name, path in boot.fw_cfg.items():
         cmd += ["-fw_cfg", f"name={name},file={path}"]
     return cmd
