@@ -36,6 +36,13 @@ try:
                  .RECLAIMSTUDY_SIMPLESSD_TIMING}
 except ImportError:
     simplessd = None
+# gem5-patches/0007 beside it: SimpleSSD's NVMe controller on the PCI bus (its version).
+if simplessd is not None:
+    try:
+        simplessd["nvme"] = importlib.import_module(
+            "m5.objects.SimpleSSDNVMe").RECLAIMSTUDY_SIMPLESSD_NVME
+    except ImportError:
+        simplessd["nvme"] = None
 
 print("RECLAIM-GEM5-IDENTITY " + json.dumps({
     "version": _m5.core.gem5Version,

@@ -105,6 +105,47 @@ def simplessd_timing(timing: dict, index: int, request_log: bool):
         request_log=f"simplessd-requests-{index}.txt" if request_log else "")
 
 
+# gem5-patches/0007's NVMe drive on the board's PCI bus: the slot after the IDE
+# controller's (device 4), and the I/O APIC input its INTA is routed to by an MP table
+# entry of ours (the board routes device 4's INTA to input 16 and no other).
+NVME_PCI_DEV = 5
+NVME_IOAPIC_PIN = 17
+
+
+def simplessd_nvme(timing: dict, path: str, request_log: bool):
+    """gem5-patches/0007's SimpleSSDNVMe: SimpleSSD's NVMe controller on the PCI bus, its
+    namespace the disk image at `path` (copy-on-write in gem5, as the IDE disks')."""
+    from m5.objects import SimpleSSDNVMe  # only in a gem5 built with --simplessd and 0007
+
+    nvme = SimpleSSDNVMe(pci_bus=0, pci_dev=NVME_PCI_DEV, pci_func=0,
+                         InterruptLine=NVME_IOAPIC_PIN, config=timing["config_path"],
+                         input_log="simplessd-nvme-inputs.txt" if request_log else "")
+    nvme.image = CowDiskImage(child=RawDiskImage(read_only=True), read_only=False)
+    nvme.image.child.image_file = path
+    return nvme
+
+
+def attach_nvme(board: X86Board, nvme) -> None:
+    """Put the NVMe drive on the board's PCI bus: its registers and DMA on the I/O bus
+    (as the IDE controller's), the PCI host's, and its INTA routed to
+    NVME_IOAPIC_PIN in the MP table Linux reads its PCI interrupts from."""
+    from m5.objects import X86IntelMPIOIntAssignment
+
+    nvme.host = board.pc.pci_host
+    nvme.pio = board.get_io_bus().mem_side_ports
+    nvme.dma = board.get_io_bus().cpu_side_ports
+    board.pc.nvme = nvme
+    table = board.workload.intel_mp_table
+    inta = X86IntelMPIOIntAssignment(
+        interrupt_type="INT", polarity="ConformPolarity", trigger="ConformTrigger",
+        source_bus_id=0, source_bus_irq=NVME_PCI_DEV << 2,
+        dest_io_apic_id=board.get_processor().get_num_cores(),  # the board's I/O APIC
+        dest_io_apic_intin=NVME_IOAPIC_PIN)
+    # A child of the table first, then in its list (assigned whole, as the board does).
+    table.nvme_inta = inta
+    table.base_entries = list(table.base_entries) + [inta]
+
+
 def disk_timing(timing: dict, seed: int):
     """gem5-patches/' request-level model for a profile's [disk.timing] (per ATA command)."""
     from m5.objects import FlashTiming, HddTiming  # only in a gem5 built with gem5-patches/
@@ -176,6 +217,14 @@ def build_board(params: dict) -> X86Board:
         workload["checkpoint"] = Path(params["checkpoint"])
         workload["readfile_contents"] = params["readfile_contents"]
     board.set_kernel_disk_workload(**workload)
+    timing = params["disk_timing"]
+    if timing and timing.get("interface") == "nvme":
+        # Root and swap on the NVMe namespace's partitions (/dev/nvme0n1p1 and p2); the
+        # IDE controller holds no disk (a process holds one SimpleSSD drive).
+        board.pc.south_bridge.ide.disks = []
+        attach_nvme(board, simplessd_nvme(timing, params["disks"][0],
+                                          params.get("disk_request_log", False)))
+        return board
     # Root on /dev/sda and swap on /dev/sdb, or both on /dev/sda's partitions. The list
     # is assigned whole: appending to the board's own list does not take.
     board.pc.south_bridge.ide.disks = [

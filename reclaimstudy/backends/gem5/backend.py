@@ -103,7 +103,10 @@ class Gem5:
         if self.disksim:
             identity["disksim"] = self.disksim_identity
         if self.simplessd:
-            identity["simplessd"] = self.simplessd_identity
+            simplessd = dict(self.simplessd_identity or {})
+            if self.simplessd_nvme:
+                simplessd["nvme"] = self.simplessd_nvme
+            identity["simplessd"] = simplessd
         return identity
 
     @property
@@ -123,16 +126,27 @@ class Gem5:
             return None
         return {key: self.simplessd.get(key) for key in ("key", "version", "timing")}
 
+    @property
+    def simplessd_nvme(self) -> str | None:
+        """gem5-patches/0007's device version in this binary (SimpleSSDNVMe's
+        RECLAIMSTUDY_SIMPLESSD_NVME), None without it."""
+        return (self.simplessd or {}).get("nvme")
+
     def key_for(self, system: System) -> str:
         """The simulator key of a run on `system`: the binary's, and for a drive timed by
-        DiskSim or SimpleSSD that simulator in it as well. Other runs keep the binary's
-        key whether or not either is linked in (their simulation does not touch it)."""
+        DiskSim or SimpleSSD that simulator in it as well (an NVMe drive's with 0007's
+        device version too). Other runs keep the binary's key whether or not either is
+        linked in (their simulation does not touch it), and a SATA SimpleSSD drive's runs
+        theirs whether or not 0007 is built in."""
         if uses_disksim(system):
             return json_sha256({"simulator": self.simulator_key,
                                 "disksim": self.disksim_identity})[:16]
         if uses_simplessd(system):
+            simplessd = self.simplessd_identity
+            if system.disk.nvme:
+                simplessd = {**(simplessd or {}), "nvme": self.simplessd_nvme}
             return json_sha256({"simulator": self.simulator_key,
-                                "simplessd": self.simplessd_identity})[:16]
+                                "simplessd": simplessd})[:16]
         return self.simulator_key
 
     @property
@@ -188,6 +202,9 @@ SIMPLESSD_HINT = (
     "build gem5 with SimpleSSD linked in: `./study gem5 --source GEM5_DIR --simplessd "
     "SIMPLESSD_DIR` (SIMPLESSD_DIR: a clone of github.com/SimpleSSD/SimpleSSD-Standalone "
     "with its submodules), and export the GEM5 it prints")
+NVME_HINT = (
+    "build gem5 again from this checkout, whose gem5-patches/series holds 0007: `./study "
+    "gem5 --source GEM5_DIR --simplessd SIMPLESSD_DIR`, and export the GEM5 it prints")
 
 
 def require_patches(gem5: Gem5, system: System) -> None:
@@ -209,6 +226,13 @@ def require_patches(gem5: Gem5, system: System) -> None:
             f"system {system.name} times its disk with SimpleSSD ([disk.timing] model = "
             f"'simplessd', {system.disk.timing.drive}), but GEM5={gem5.path} was built "
             f"without SimpleSSD: {SIMPLESSD_HINT}")
+    if system.disk.nvme and not gem5.simplessd_nvme:
+        raise StudyError(
+            f"system {system.name} puts its SimpleSSD drive on the PCI bus as an NVMe drive "
+            f"([disk.timing] interface = 'nvme'), which needs gem5-patches/0007 "
+            f"(SimpleSSDNVMe), but GEM5={gem5.path} was built without it (SimpleSSD "
+            f"{(gem5.simplessd or {}).get('key')} linked in, with 0006's IDE drive only): "
+            f"{NVME_HINT}")
     have = (gem5.series or "").split()  # SERIES
     for marker, (patch, why) in REQUIRED.items():
         if marker not in have:
@@ -324,7 +348,7 @@ def run_params(spec, prepared: Prepared, job: str, timeout_s: float,
     system, kernel = spec.system, prepared.parts["kernel"]
     return gem5_params("run", system, kernel, prepared.parts["image"],
                        prepared.parts["checkpoint"] / "cpt", system.cpu.model,
-                       kernel_cmdline(NAME, gem5_kernel_args(kernel.hz, system), system.disk.swap),
+                       kernel_cmdline(NAME, gem5_kernel_args(kernel.hz, system), system.disk.guest_layout),
                        job=job, disk_seed=run_seed(spec.repetition),
                        max_sim_seconds=max_sim_seconds, max_host_seconds=timeout_s)
 
@@ -364,7 +388,7 @@ def kvm_usable(gem5: Gem5, system: System, kernel: Kernel, image: Image) -> tupl
         probe = cache_dir() / "gem5-kvm-probe"
         shutil.rmtree(probe, ignore_errors=True)
         params = gem5_params("boot", system, kernel, image, probe / "cpt", "kvm",
-                             kernel_cmdline(NAME, gem5_kernel_args(kernel.hz, system), system.disk.swap),
+                             kernel_cmdline(NAME, gem5_kernel_args(kernel.hz, system), system.disk.guest_layout),
                              max_sim_seconds=0.5,
                              max_host_seconds=60)
         result = simulate(gem5, params, probe / "out", timeout_s=120)
@@ -428,7 +452,8 @@ def _boot_and_checkpoint(gem5: Gem5, kernel: Kernel, image: Image, system: Syste
     shutil.rmtree(work, ignore_errors=True)
     params = gem5_params("boot", system, kernel, image, work / "cpt", cpu,
                          kernel_cmdline(NAME, f"{gem5_kernel_args(kernel.hz, system)} "
-                                              "reclaim.checkpoint=1", system.disk.swap),
+                                              "reclaim.checkpoint=1",
+                                        system.disk.guest_layout),
                          disk_seed=BOOT_DISK_SEED)
     console.print(f"gem5: boot + checkpoint {key} ({system.memory_mib} MiB "
                   f"{system.memory.type}, {cpu} CPU)")
