@@ -52,6 +52,21 @@ def patch_file(patch: str, path: str) -> str:
     return "\n".join(body) + "\n"
 
 
+def reclaim_fs_functions(names: tuple[str, ...], namespace: dict) -> dict:
+    """Functions and constants of configs/gem5/reclaim_fs.py (which runs inside gem5 and
+    imports gem5's modules), defined in `namespace` beside what it provides in their
+    stead (the gem5 classes they use)."""
+    import ast
+    tree = ast.parse(gem5_backend.CONFIG_SCRIPT.read_text())
+    wanted = [node for node in tree.body
+              if isinstance(node, ast.FunctionDef) and node.name in names
+              or isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+              and node.targets[0].id in names]
+    assert {getattr(n, "name", None) or n.targets[0].id for n in wanted} == set(names)
+    exec(compile(ast.Module(wanted, []), str(gem5_backend.CONFIG_SCRIPT), "exec"), namespace)
+    return namespace
+
+
 def gem5_reason(profile: str, build: str = "./study gem5") -> str | None:
     """Why the gem5 named by GEM5 cannot run `profile` (None when it can); `build` is
     the command that makes one that can."""
