@@ -144,10 +144,11 @@ def test_a_new_drive_models_path_leaves_the_other_models_runs_their_checkpoints(
 
     def keys():
         return {name: gem5_backend._checkpoint_key("sim", "kernel", "image", 250, get_system(name))
-                for name in ("desktop-hdd-64", "desktop-disksim-ibm18es-64", "desktop-sata-ssd-64")}
+                for name in ("desktop-hdd-64", "desktop-disksim-ibm18es-64", "desktop-sata-ssd-64",
+                             "desktop-nvme-ssd-64")}
     before = keys()
     monkeypatch.setitem(gem5_backend.SCRIPT_KEYS, "simplessd", "f" * 64)
     after = keys()
     assert after["desktop-sata-ssd-64"] != before["desktop-sata-ssd-64"]
-    assert {k: after[k] for k in ("desktop-hdd-64", "desktop-disksim-ibm18es-64")} == \
-        {k: before[k] for k in ("desktop-hdd-64", "desktop-disksim-ibm18es-64")}
+    kept = ("desktop-hdd-64", "desktop-disksim-ibm18es-64", "desktop-nvme-ssd-64")
+    assert {k: after[k] for k in kept} == {k: before[k] for k in kept}

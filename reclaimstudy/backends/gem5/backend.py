@@ -42,11 +42,12 @@ IDENTIFY = CONFIGS / "gem5" / "identify.py"
 # SCRIPT_SHA256 is the file as it is: tests/test_gem5_checkpoint.py fails when the file
 # changes, so that each change is a decision about these keys (a model whose path changed
 # what it simulates takes the new hash: its runs start again).
-SCRIPT_SHA256 = "351f1ac912ac1dfd274124c39c329bd469179a9f42a7a487d276a5e4a1eb41e6"
+SCRIPT_SHA256 = "864bf609a5d2a9eaf6dbc047af930de59af92541fd75b3c6c99bb1e80a7c2f1a"
 SCRIPT_KEYS = {
     "analytic": "8669441db6b0aef830e351c758642ca0bca520b7edf87b24f3361be475259fef",
     "disksim": "f3339f2dc77a64ab92c34ecd37222722c02bbd7933dc248ac8b2fef735ef1f88",
     "simplessd": "351f1ac912ac1dfd274124c39c329bd469179a9f42a7a487d276a5e4a1eb41e6",
+    "simplessd-nvme": "864bf609a5d2a9eaf6dbc047af930de59af92541fd75b3c6c99bb1e80a7c2f1a",
 }
 IDENTITY_MARK = "RECLAIM-GEM5-IDENTITY "
 EXPECTED_VERSION = "24.0"
@@ -426,7 +427,7 @@ def script_key(system: System) -> str:
     if uses_disksim(system):
         return SCRIPT_KEYS["disksim"]
     if uses_simplessd(system):
-        return SCRIPT_KEYS["simplessd"]
+        return SCRIPT_KEYS["simplessd-nvme" if system.disk.nvme else "simplessd"]
     return SCRIPT_KEYS["analytic"]  # our analytic model, or gem5's own fixed delay
 
 
