@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from reclaimstudy.artefacts import kernel as k
-from reclaimstudy.config import policies
+from reclaimstudy.config import policies, systems
 from reclaimstudy.errors import StudyError
 from reclaimstudy.util import hostdeps
 from tests.guestkit import boot_to_done, busybox_image, static_binary
@@ -64,6 +64,28 @@ def test_built_config_has_every_fragment_option(kernel):
     assert manifest["source_version"] == k.installed_source_version()
     assert [p["name"] for p in manifest["patches"]] == [p.name for p in k.read_series().patches]
     assert kernel.vmlinux.read_bytes()[:4] == b"\x7fELF"
+
+
+def zram_options() -> list[str]:
+    """What a zram profile needs built in: the device, its allocator, the crypto API it
+    compresses through, and the option of each compressor a profile may name."""
+    return sorted({"CONFIG_BLK_DEV", "CONFIG_ZRAM", "CONFIG_ZSMALLOC", "CONFIG_CRYPTO",
+                   *systems.ZRAM_COMPRESSORS.values()})
+
+
+def test_the_fragment_builds_zram_and_every_compressor_a_profile_may_name():
+    fragment = k.read_kconfig(k.FRAGMENT)
+    assert {option: fragment.get(option) for option in zram_options()} == \
+        {option: "y" for option in zram_options()}
+    assert fragment["CONFIG_ZRAM_DEF_COMP"] == '"lzo-rle"'
+
+
+@pytest.mark.slow
+def test_the_built_kernel_has_zram_and_every_compressor_a_profile_may_name(kernel):
+    config = k.read_kconfig(kernel.config)
+    assert {option: config.get(option) for option in zram_options()} == \
+        {option: "y" for option in zram_options()}
+    assert config["CONFIG_ZRAM_DEF_COMP"] == '"lzo-rle"'
 
 
 @pytest.mark.slow

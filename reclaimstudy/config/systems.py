@@ -305,6 +305,11 @@ DiskTiming = Annotated[HddTiming | FlashTiming | DisksimTiming | SimplessdTiming
 # Where the swap area lives: a disk of its own, or a partition after the root
 # filesystem on the same disk (one spindle: paging and file IO share the head).
 SWAP_LAYOUTS = ("device", "partition")
+# The compressors a zram profile may name: those the guest kernel builds in, each with
+# the option that builds it (kernel-patches/guest.config; tests/test_kernel.py holds
+# the fragment and the built kernel to this table).
+ZRAM_COMPRESSORS = {"lzo-rle": "CONFIG_CRYPTO_LZO", "lzo": "CONFIG_CRYPTO_LZO",
+                    "lz4": "CONFIG_CRYPTO_LZ4", "zstd": "CONFIG_CRYPTO_ZSTD"}
 
 
 class Disk(Part):
