@@ -88,6 +88,24 @@ def test_the_built_kernel_has_zram_and_every_compressor_a_profile_may_name(kerne
     assert config["CONFIG_ZRAM_DEF_COMP"] == '"lzo-rle"'
 
 
+# What an NVMe profile ([disk.timing] interface = "nvme") needs built in: the PCI NVMe
+# driver (root is on the namespace, and there is no initrd) and the core it selects.
+NVME_OPTIONS = ["CONFIG_BLK_DEV_NVME", "CONFIG_NVME_CORE"]
+
+
+def test_the_fragment_builds_the_nvme_driver_in():
+    fragment = k.read_kconfig(k.FRAGMENT)
+    assert {option: fragment.get(option) for option in NVME_OPTIONS} == \
+        {option: "y" for option in NVME_OPTIONS}
+
+
+@pytest.mark.slow
+def test_the_built_kernel_has_the_nvme_driver_built_in(kernel):
+    config = k.read_kconfig(kernel.config)
+    assert {option: config.get(option) for option in NVME_OPTIONS} == \
+        {option: "y" for option in NVME_OPTIONS}
+
+
 @pytest.mark.slow
 def test_unchanged_kernel_is_not_rebuilt(kernel):
     stamp = (kernel.directory / "manifest.json").stat().st_mtime
