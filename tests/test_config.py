@@ -23,6 +23,22 @@ def test_every_policy_loads_with_all_knobs_filled_in():
     assert loaded["mglru"].lru_gen and not loaded["baseline"].lru_gen
 
 
+def test_every_profile_has_one_guest_layout_and_every_layout_its_devices():
+    """Disk.guest_layout decides how the guest meets root and swap; DEVICES in
+    reclaimstudy/backends/guest.py names the devices of each layout, no more, no fewer."""
+    from reclaimstudy.backends.guest import DEVICES
+    assert set(DEVICES) == set(systems.GUEST_LAYOUTS)
+    layouts = {name: systems.get_system(name).disk.guest_layout
+               for name in systems.system_names()}
+    assert set(layouts.values()) == set(systems.GUEST_LAYOUTS)
+    assert (layouts["desktop-ssd-64"], layouts["desktop-hdd-64"], layouts["desktop-nvme-ssd-64"],
+            layouts["desktop-zram-64"]) == ("device", "partition", "nvme", "zram")
+    for name, layout in layouts.items():
+        disk = systems.get_system(name).disk
+        # An IDE layout is the profile's swap layout; an NVMe drive's is "nvme".
+        assert layout == ("nvme" if disk.nvme else disk.swap), name
+
+
 def test_job_knobs_is_sorted_name_value_words():
     policy = policies.get_policy("use-once-mapped-off")
     assert policy.job_knobs() == ("exec_protect=3 madv_free=1 refault_active_file_only=0 "
@@ -234,7 +250,7 @@ def _timed_toml(timing: str) -> str:
     (_system_toml() + HDD_TIMING, "give exactly one of delay_us"),
     (_timed_toml(""), "give exactly one of delay_us"),
     (_timed_toml(HDD_TIMING).replace("swap_mib = 256", 'swap_mib = 256\nswap = "file"'),
-     r"swap = 'file'; allowed: device, partition"),
+     r"swap = 'file'; allowed: device, partition, zram"),
 ])
 def test_bad_disk_timing_is_rejected_naming_the_value(tmp_path, text, message):
     (tmp_path / "bad.toml").write_text(text)

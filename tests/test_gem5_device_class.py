@@ -48,7 +48,8 @@ def test_the_gem5_params_of_every_profile_carry_what_word_217_is_made_from():
     (which reports 1) from `disk_timing`, or no model (0) without it."""
     kernel = type("K", (), {"vmlinux": Path("/k")})()
     image = type("I", (), {"disks": lambda self, swap: {"device": [Path("/r"), Path("/s")],
-                                                       "partition": [Path("/d")]}[swap]})()
+                                                       "partition": [Path("/d")],
+                                                       "zram": [Path("/r")]}[swap]})()
     for name in system_names():
         system = get_system(name)
         params = gem5_backend.gem5_params("run", system, kernel, image, Path("/c"), "timing",
@@ -147,7 +148,7 @@ def test_the_guest_sees_its_drives_class_and_swaps_to_flash_as_solid_state(syste
 
     disks = {"device": {"sda", "sdb"}, "partition": {"sda"}}[system.disk.swap]
     assert view["rotational"] == {disk: int(system.disk.rotational) for disk in disks}, view
-    swap = DEVICES[system.disk.swap][1]
+    swap = DEVICES[system.disk.guest_layout][1]
     assert [line.split()[0] for line in view["swaps"][1:]] == [swap], view
     assert [line.split()[0] for line in view["swapon"]] == [swap], view
     added = [m for m in map(SWAP_ADDED.search, view["kernel"]) if m]

@@ -213,7 +213,8 @@ def test_a_partitioned_disk_holds_root_then_swap_on_one_spindle(tiny_image):
         handle.seek(swap["start"] * 512 + 4096 - 10)
         assert handle.read(10) == b"SWAPSPACE2"
     assert tiny_image.disks("partition") == [disk]  # made once, then reused
-    with pytest.raises(StudyError, match="unknown swap layout 'file': allowed: device, partition"):
+    with pytest.raises(StudyError,
+                       match="unknown swap layout 'file': allowed: device, partition, zram"):
         tiny_image.disks("file")
 
 

@@ -44,7 +44,7 @@ def test_the_nvme_profile_is_the_850_pros_flash_behind_nvme_with_root_and_swap_o
     assert system.disk.nvme and not sata.disk.nvme
     assert (system.disk.swap, system.disk.guest_layout) == ("partition", "nvme")
     assert DEVICES[system.disk.guest_layout] == ("/dev/nvme0n1p1", "/dev/nvme0n1p2")
-    line = kernel_cmdline("gem5", "idle=halt", system.disk.guest_layout)
+    line = kernel_cmdline("gem5", "idle=halt", system.disk)
     assert "root=/dev/nvme0n1p1 " in line and "reclaim.swap=/dev/nvme0n1p2 " in line
     # Everything else as the SATA profile's, so the two differ only in the interface.
     for part in ("cpu", "caches", "memory"):
@@ -187,7 +187,7 @@ class FakeImage:
 def test_the_gem5_params_put_the_partitioned_disk_on_the_nvme_drive():
     system = get_system(PROFILE)
     kernel = type("K", (), {"vmlinux": Path("/k")})()
-    line = kernel_cmdline("gem5", "a", system.disk.guest_layout)
+    line = kernel_cmdline("gem5", "a", system.disk)
     params = gem5_backend.gem5_params("run", system, kernel, FakeImage(), Path("/c"), "timing",
                                       line, job="J")
     timing = params["disk_timing"]

@@ -77,16 +77,19 @@ class Image:
 
     def disks(self, swap: str) -> list[Path]:
         """The guest's disks for a profile's swap layout: root and swap as two disks
-        ("device"), or one disk with root and swap partitions ("partition")."""
+        ("device"), one disk with root and swap partitions ("partition"), or the root
+        disk alone ("zram": the guest swaps to compressed memory)."""
         if swap == "device":
             return [self.root, self.swap]
+        if swap == "zram":
+            return [self.root]
         if swap == "partition":
             if not self.partitioned.is_file():
                 with exclusive(self.directory / "disk.lock", f"partitioned disk {self.partitioned}"):
                     if not self.partitioned.is_file():
                         make_partitioned_disk(self.root, self.swap, self.partitioned)
             return [self.partitioned]
-        raise StudyError(f"unknown swap layout {swap!r}: allowed: device, partition")
+        raise StudyError(f"unknown swap layout {swap!r}: allowed: device, partition, zram")
 
 
 # Partitions start on 1 MiB boundaries, as fdisk has placed them since 2009 or so.
@@ -426,11 +429,14 @@ def _assemble(system: System, tarball: Path, rootfs: dict, inputs: dict, key: st
     out = work / "out"
     out.mkdir()
     make_ext4(tree, out / "root.img", size_mib)
-    swap = out / "swap.img"
-    with open(swap, "wb") as handle:
-        handle.truncate(system.disk.swap_mib << 20)
-    subprocess.run(["mkswap", "-q", "-L", "swap", "-U", "00000000-0000-4000-8000-000000000003",
-                    str(swap)], check=True, capture_output=True)
+    swap_mib = system.disk.swap_mib
+    if swap_mib is not None:  # a zram profile's swap is made in the guest, at boot
+        swap = out / "swap.img"
+        with open(swap, "wb") as handle:
+            handle.truncate(swap_mib << 20)
+        subprocess.run(["mkswap", "-q", "-L", "swap", "-U",
+                        "00000000-0000-4000-8000-000000000003", str(swap)],
+                       check=True, capture_output=True)
 
     manifest = dict(inputs)
     manifest.update({
@@ -447,8 +453,10 @@ def _assemble(system: System, tarball: Path, rootfs: dict, inputs: dict, key: st
         shutil.rmtree(final)
     out.rename(final)
     discard_tree(work)
+    swap_said = (f"{swap_mib} MiB swap" if swap_mib is not None else
+                 f"no swap area: {system.disk.zram_mib} MiB of zram at boot")
     console.print(f"image {key}: built in {manifest['build_seconds']:.0f} s "
-                  f"({size_mib} MiB root, {system.disk.swap_mib} MiB swap) -> {final}")
+                  f"({size_mib} MiB root, {swap_said}) -> {final}")
     prune_images(images)
     return Image(final)
 

@@ -302,14 +302,21 @@ class SimplessdTiming(Part):
 
 DiskTiming = Annotated[HddTiming | FlashTiming | DisksimTiming | SimplessdTiming,
                        Field(discriminator="model")]
-# Where the swap area lives: a disk of its own, or a partition after the root
-# filesystem on the same disk (one spindle: paging and file IO share the head).
-SWAP_LAYOUTS = ("device", "partition")
+# Where the swap area lives: a disk of its own, a partition after the root filesystem
+# on the same disk (one spindle: paging and file IO share the head), or zram, a
+# compressed block device in the guest's own memory (the swap of phones and ChromeOS).
+SWAP_LAYOUTS = ("device", "partition", "zram")
 # The compressors a zram profile may name: those the guest kernel builds in, each with
 # the option that builds it (kernel-patches/guest.config; tests/test_kernel.py holds
 # the fragment and the built kernel to this table).
 ZRAM_COMPRESSORS = {"lzo-rle": "CONFIG_CRYPTO_LZO", "lzo": "CONFIG_CRYPTO_LZO",
                     "lz4": "CONFIG_CRYPTO_LZ4", "zstd": "CONFIG_CRYPTO_ZSTD"}
+# How the guest meets its root and swap, one of these per profile, decided by
+# Disk.guest_layout alone (reclaimstudy/backends/guest.py DEVICES names each one's
+# devices): root and swap on two IDE disks ("device"); one IDE disk, root then swap
+# partition ("partition"); that partitioned disk as an NVMe drive's namespace ("nvme",
+# gem5-patches/0007); or root on the one IDE disk and swap on zram ("zram").
+GUEST_LAYOUTS = ("device", "partition", "nvme", "zram")
 
 
 class Disk(Part):
@@ -319,7 +326,12 @@ class Disk(Part):
     delay_us: Annotated[float, number(), AfterValidator(_disk_delay)] | None = None
     timing: DiskTiming | None = None
     swap: Annotated[str, one_of(SWAP_LAYOUTS)] = "device"
-    swap_mib: Annotated[int, whole_number(16, 65536)]
+    # The swap area on the disk; a zram profile has none (zram_mib sizes its swap).
+    swap_mib: Annotated[int, whole_number(16, 65536)] | None = None
+    # zram (swap = "zram"): the device's size before compression (its disksize: how much
+    # swap the guest sees) and its compressor.
+    zram_mib: Annotated[int, whole_number(16, 65536)] | None = None
+    compressor: Annotated[str, one_of(tuple(ZRAM_COMPRESSORS))] | None = None
     calibration: DiskCalibration | None = None
 
     @property
@@ -341,9 +353,13 @@ class Disk(Part):
 
     @property
     def guest_layout(self) -> str:
-        """Where the guest finds its root and swap (reclaimstudy/backends/guest.py
-        DEVICES): the swap layout's IDE devices, or the NVMe namespace's partitions."""
-        return "nvme" if self.nvme else self.swap
+        """How the guest meets its root and swap (GUEST_LAYOUTS; decided here alone, and
+        every backend names the devices by it: reclaimstudy/backends/guest.py DEVICES):
+        the swap layout on IDE disks, or on an NVMe drive its partitioned namespace (the
+        checks allow an NVMe drive no other swap layout)."""
+        layout = "nvme" if self.nvme else self.swap
+        assert layout in GUEST_LAYOUTS, layout
+        return layout
 
     @property
     def rotation_rate(self) -> int:
@@ -366,11 +382,43 @@ class Disk(Part):
         if (self.delay_us is None) == (self.timing is None):
             raise ValueError("give exactly one of delay_us (gem5's fixed delay per DMA "
                              "descriptor) and [disk.timing] (gem5-patches/' request model)")
-        if isinstance(self.timing, SimplessdTiming) and self.swap != "partition":
+        if isinstance(self.timing, SimplessdTiming) and self.swap == "device":
             raise ValueError(f"swap = {self.swap!r}: a gem5 process holds one SimpleSSD drive "
                              f"(SimpleSSD keeps its host hook and firmware CPU in globals); "
                              f"allowed: swap = \"partition\", root and swap on the one drive"
-                             + (" (the NVMe namespace's two partitions)" if self.nvme else ""))
+                             + (" (the NVMe namespace's two partitions)" if self.nvme else
+                                ", or swap = \"zram\", swap in memory"))
+        return self
+
+    @model_validator(mode="after")
+    def swap_sized_where_it_is(self):
+        if self.swap == "zram":
+            if self.swap_mib is not None:
+                raise ValueError(f"swap_mib = {self.swap_mib} with swap = 'zram': zram swaps to "
+                                 f"memory, the disk holds no swap area; allowed: zram_mib "
+                                 f"(the zram device's size)")
+            missing = [key for key in ("zram_mib", "compressor") if getattr(self, key) is None]
+            if missing:
+                raise ValueError(f"swap = 'zram' needs {' and '.join(missing)} (zram_mib: the "
+                                 f"device's size in MiB before compression; compressor: one "
+                                 f"of {', '.join(ZRAM_COMPRESSORS)})")
+            if self.nvme:
+                raise ValueError(
+                    "swap = 'zram' with [disk.timing] interface = 'nvme': not supported yet. "
+                    "It would put root on the NVMe namespace unpartitioned (/dev/nvme0n1) "
+                    "with swap in memory, a guest layout that neither gem5-patches/0007's "
+                    "wiring nor any boot has been checked with; allowed: swap = "
+                    "\"partition\" on an NVMe drive (root and swap the namespace's "
+                    "partitions), or zram with a SATA drive (interface = 'sata') or any "
+                    "other disk timing")
+            return self
+        given = [key for key in ("zram_mib", "compressor") if getattr(self, key) is not None]
+        if given:
+            raise ValueError(f"{' and '.join(given)} given with swap = {self.swap!r}: only a "
+                             f"zram profile has them (swap = 'zram')")
+        if self.swap_mib is None:
+            raise ValueError(f"swap = {self.swap!r} needs swap_mib (the swap area's size in "
+                             f"MiB)")
         return self
 
 
@@ -405,6 +453,11 @@ class System(Part):
                 del disk["timing"]["interface"]
         if disk["swap"] == "device":
             del disk["swap"]
+        # A zram profile's size and compressor are in (its swap_mib, None, is not); a
+        # disk's profile keeps the identity it had before zram.
+        for key in ("swap_mib", "zram_mib", "compressor"):
+            if disk[key] is None:
+                del disk[key]
         return data
 
     def changed(self, **parts) -> "System":
@@ -434,8 +487,14 @@ class System(Part):
         other layouts keep their keys.
         """
         layout = {"memory_type": self.memory.type, "memory_mib": self.memory.size_mib,
-                  "cores": self.cpu.cores, "clock": self.cpu.clock,
-                  "swap_mib": self.disk.swap_mib, "swap": self.disk.swap}
+                  "cores": self.cpu.cores, "clock": self.cpu.clock}
+        # The guest sets zram up at boot, before the checkpoint: its size and compressor
+        # are in the checkpoint's memory, as a disk's swap size is in its image.
+        if self.disk.swap == "zram":
+            layout.update(zram_mib=self.disk.zram_mib, compressor=self.disk.compressor)
+        else:
+            layout["swap_mib"] = self.disk.swap_mib
+        layout["swap"] = self.disk.swap
         if self.disk.reports_write_cache:
             layout["write_cache"] = True
         if self.disk.nvme:

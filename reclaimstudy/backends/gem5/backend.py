@@ -349,7 +349,7 @@ def run_params(spec, prepared: Prepared, job: str, timeout_s: float,
     system, kernel = spec.system, prepared.parts["kernel"]
     return gem5_params("run", system, kernel, prepared.parts["image"],
                        prepared.parts["checkpoint"] / "cpt", system.cpu.model,
-                       kernel_cmdline(NAME, gem5_kernel_args(kernel.hz, system), system.disk.guest_layout),
+                       kernel_cmdline(NAME, gem5_kernel_args(kernel.hz, system), system.disk),
                        job=job, disk_seed=run_seed(spec.repetition),
                        max_sim_seconds=max_sim_seconds, max_host_seconds=timeout_s)
 
@@ -389,7 +389,7 @@ def kvm_usable(gem5: Gem5, system: System, kernel: Kernel, image: Image) -> tupl
         probe = cache_dir() / "gem5-kvm-probe"
         shutil.rmtree(probe, ignore_errors=True)
         params = gem5_params("boot", system, kernel, image, probe / "cpt", "kvm",
-                             kernel_cmdline(NAME, gem5_kernel_args(kernel.hz, system), system.disk.guest_layout),
+                             kernel_cmdline(NAME, gem5_kernel_args(kernel.hz, system), system.disk),
                              max_sim_seconds=0.5,
                              max_host_seconds=60)
         result = simulate(gem5, params, probe / "out", timeout_s=120)
@@ -453,8 +453,7 @@ def _boot_and_checkpoint(gem5: Gem5, kernel: Kernel, image: Image, system: Syste
     shutil.rmtree(work, ignore_errors=True)
     params = gem5_params("boot", system, kernel, image, work / "cpt", cpu,
                          kernel_cmdline(NAME, f"{gem5_kernel_args(kernel.hz, system)} "
-                                              "reclaim.checkpoint=1",
-                                        system.disk.guest_layout),
+                                              "reclaim.checkpoint=1", system.disk),
                          disk_seed=BOOT_DISK_SEED)
     console.print(f"gem5: boot + checkpoint {key} ({system.memory_mib} MiB "
                   f"{system.memory.type}, {cpu} CPU)")

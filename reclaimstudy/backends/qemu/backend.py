@@ -50,7 +50,7 @@ class QemuBackend(Backend):
         # IO-APIC timer can miss its ticks and panic ("IO-APIC + timer doesn't work!").
         boot = qemu.Boot(
             bzimage=kernel.bzimage,
-            cmdline=kernel_cmdline(self.name, "no_timer_check", spec.system.disk.guest_layout),
+            cmdline=kernel_cmdline(self.name, "no_timer_check", spec.system.disk),
             memory_mib=spec.system.memory_mib,
             cpus=spec.system.cpu.cores, disks=image.disks(spec.system.disk.swap),
             console_log=run_dir / self.console_file, fw_cfg={JOB_FW_CFG: job},
