@@ -1,18 +1,24 @@
 """zram as a profile's swap ([disk] swap = "zram"): the profile's checks, its identity
-and checkpoint layout, and what the backends give the guest. All host-only; the
-kernel's side is in tests/test_kernel.py."""
+and checkpoint layout, what the backends give the guest, and the guest's set-up script
+(disk-images/guest/zram-swap) run on the host against a stand-in for the kernel's
+device. All host-only; the kernel's side is in tests/test_kernel.py."""
 
+import os
 import re
+import subprocess
+import threading
 from pathlib import Path
 
 import pytest
 
-from reclaimstudy.artefacts.image import Image
+from reclaimstudy.artefacts.image import GUEST_RUNTIME, Image
 from reclaimstudy.backends.gem5 import backend as gem5_backend
 from reclaimstudy.backends.guest import kernel_cmdline
 from reclaimstudy.config import systems
 from reclaimstudy.errors import StudyError
 from tests.gem5_drives import system_toml
+
+ZRAM_SWAP = GUEST_RUNTIME / "zram-swap"
 
 
 def test_the_zram_profile_is_desktop_hdd_64_with_its_swap_in_memory():
@@ -138,3 +144,134 @@ def test_gem5_takes_a_zram_profile_with_its_root_disk_timed_and_no_swap_drive():
         "g", "k", "i", 1000, zram.changed(disk={"compressor": compressor}))
         for compressor in ("lzo-rle", "lz4")}
     assert keys["lzo-rle"] != keys["lz4"]
+
+
+def test_init_runs_the_set_up_script_where_the_image_puts_it():
+    init = (GUEST_RUNTIME / "init").read_text()
+    assert "sh /usr/lib/reclaim/zram-swap " in init
+    assert re.search(r'reclaim\.zram=\*\) zram=\$\{word#reclaim\.zram=\}', init)
+    assert "grep -q \"^$swap \" /proc/swaps || fail" in init
+    image_py = (Path(systems.__file__).parents[1] / "artefacts/image.py").read_text()
+    assert 'GUEST_RUNTIME / "zram-swap", reclaim / "zram-swap"' in image_py
+
+
+class StandInZram:
+    """A folder in place of /sys/block/zram0 for zram-swap, and fake mkswap and swapon.
+
+    comp_algorithm is a FIFO a thread serves as the kernel's file behaves, in the order
+    the script must use it: it takes the written name, then answers one read with the
+    list, the selected one in brackets (the old one when `refuse` is set, or when the
+    device already has a size: zram's EBUSY). disksize is a plain file (a folder in its
+    place makes writing it fail). mkswap and swapon log their arguments."""
+
+    def __init__(self, root: Path, refuse: bool = False, disksize_fails: bool = False):
+        self.sysfs = root / "zram0"
+        self.sysfs.mkdir()
+        self.fifo = self.sysfs / "comp_algorithm"
+        os.mkfifo(self.fifo)
+        if disksize_fails:
+            (self.sysfs / "disksize").mkdir()
+        self.log = root / "commands.log"
+        self.bin = root / "bin"
+        self.bin.mkdir()
+        for tool, status in (("mkswap", 0), ("swapon", 0)):
+            self.fake(tool, status)
+        self.refuse = refuse
+        self.written: list[str] = []
+        self.disksize_when_written: list[str] = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def fake(self, tool: str, status: int) -> None:
+        path = self.bin / tool
+        path.write_text(f'#!/bin/sh\necho "{tool} $*" >> {self.log}\nexit {status}\n')
+        path.chmod(0o755)
+
+    def _serve(self) -> None:
+        with open(self.fifo) as handle:
+            self.written.append(handle.read().strip())
+        disksize = self.sysfs / "disksize"
+        self.disksize_when_written.append(disksize.read_text() if disksize.is_file() else "")
+        busy = self.disksize_when_written[-1].strip() not in ("", "0")
+        selected = "lzo-rle" if self.refuse or busy else self.written[-1]
+        listing = " ".join(f"[{name}]" if name == selected else name
+                           for name in ("lzo", "lzo-rle", "lz4", "zstd"))
+        with open(self.fifo, "w") as handle:
+            handle.write(listing + "\n")
+
+    def run(self, *args: str) -> subprocess.CompletedProcess:
+        self.thread.start()
+        env = dict(os.environ, ZRAM_SYSFS=str(self.sysfs), ZRAM_DEVICE="/dev/zram0",
+                   PATH=f"{self.bin}:{os.environ['PATH']}")
+        try:
+            return subprocess.run(["sh", str(ZRAM_SWAP), *args], env=env, capture_output=True,
+                                  text=True, timeout=20)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        """Unblock whoever still waits on the FIFO (the thread, or a reader the script
+        left behind) when the script did not use the file as it should."""
+        for flags in (os.O_RDONLY | os.O_NONBLOCK, os.O_WRONLY | os.O_NONBLOCK):
+            try:
+                os.close(os.open(self.fifo, flags))
+            except OSError:  # no one waits on that side
+                pass
+        self.thread.join(timeout=2)
+
+    def commands(self) -> list[str]:
+        return self.log.read_text().splitlines() if self.log.is_file() else []
+
+
+def test_zram_swap_sets_the_compressor_then_the_size_then_swaps_on_with_a_priority(tmp_path):
+    zram = StandInZram(tmp_path)
+    done = zram.run("128", "lz4")
+    assert done.returncode == 0, done.stderr
+    assert zram.written == ["lz4"]
+    assert zram.disksize_when_written == [""]  # the compressor came before the size
+    assert (zram.sysfs / "disksize").read_text().strip() == str(128 << 20)
+    assert zram.commands() == [
+        "mkswap -q -L zram -U 00000000-0000-4000-8000-000000000004 /dev/zram0",
+        "swapon -p 100 /dev/zram0"]
+
+
+def test_zram_swap_stops_when_the_kernel_does_not_select_the_compressor(tmp_path):
+    zram = StandInZram(tmp_path, refuse=True)
+    done = zram.run("128", "zstd")
+    assert done.returncode == 1
+    assert ("zram-swap: comp_algorithm reads 'lzo [lzo-rle] lz4 zstd', not 'zstd' selected"
+            in done.stderr)
+    assert not (zram.sysfs / "disksize").exists() and zram.commands() == []
+
+
+@pytest.mark.parametrize("failing, message", [
+    ("disksize", f"zram-swap: disksize: the kernel refused {128 << 20} bytes (128 MiB)"),
+    ("mkswap", "zram-swap: mkswap /dev/zram0 failed"),
+    ("swapon", "zram-swap: swapon -p 100 /dev/zram0 failed"),
+])
+def test_zram_swap_stops_at_the_step_that_fails_naming_it(tmp_path, failing, message):
+    zram = StandInZram(tmp_path, disksize_fails=failing == "disksize")
+    if failing != "disksize":
+        zram.fake(failing, 1)
+    done = zram.run("128", "lz4")
+    assert done.returncode == 1 and message in done.stderr, done.stderr
+    if failing != "swapon":  # nothing after the failed step
+        assert not any(line.startswith("swapon") for line in zram.commands())
+
+
+@pytest.mark.parametrize("args, message", [
+    (("12x", "lz4"), "zram-swap: size '12x' is not a whole number of MiB"),
+    (("128",), "zram-swap: usage: zram-swap MIB COMPRESSOR (got 1 arguments)"),
+])
+def test_zram_swap_refuses_what_it_cannot_set(tmp_path, args, message):
+    done = subprocess.run(["sh", str(ZRAM_SWAP), *args], capture_output=True, text=True,
+                          env=dict(os.environ, ZRAM_SYSFS=str(tmp_path)), timeout=20)
+    assert done.returncode == 1 and message in done.stderr
+
+
+def test_zram_swap_says_when_the_kernel_has_no_zram(tmp_path):
+    done = subprocess.run(["sh", str(ZRAM_SWAP), "128", "lz4"], capture_output=True,
+                          text=True, env=dict(os.environ, ZRAM_SYSFS=str(tmp_path / "none")),
+                          timeout=20)
+    assert done.returncode == 1
+    assert f"zram-swap: no {tmp_path}/none: this kernel has no zram device (CONFIG_ZRAM)" \
+        in done.stderr

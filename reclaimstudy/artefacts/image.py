@@ -419,6 +419,7 @@ def _assemble(system: System, tarball: Path, rootfs: dict, inputs: dict, key: st
                cwd=WORKLOADS, log_path=work / "workloads.log", label="guest programs")
     shutil.copy2(GUEST_RUNTIME / "init", tree / "init")
     shutil.copy2(GUEST_RUNTIME / "runjob", reclaim / "runjob")
+    shutil.copy2(GUEST_RUNTIME / "zram-swap", reclaim / "zram-swap")
     generate_data(tree, reclaim / "workloads", system.memory_mib, work, compiler)
     for spec in inputs["data_files"]:
         target = tree / GUEST_DATA.lstrip("/") / spec["workload"] / spec["name"]
