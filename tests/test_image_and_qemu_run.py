@@ -236,6 +236,54 @@ def test_the_guest_boots_from_a_partition_and_swaps_to_the_next_one(tmp_path):
     assert start["io_schedulers"]["sda"] == "[mq-deadline] none"
 
 
+# What the guest shows of its swap before the workload (the run's --job-extra).
+SHOW_ZRAM = """
+sed 's/^/zram-check: swaps /' /proc/swaps
+echo "zram-check: comp_algorithm $(cat /sys/block/zram0/comp_algorithm)"
+"""
+
+
+def test_the_guest_swaps_to_zram_of_the_profiles_size_compressor_and_priority(tmp_path):
+    """desktop-zram-64: root on the one disk, swap on zram set up at boot, and a job that
+    fills memory 1.5 times over leaves compressed pages there."""
+    system = get_system("desktop-zram-64")
+    workload = get_workload("thrash")
+    spec = runs.RunSpec(study="test-qemu", system=system, policy=get_policy("baseline"),
+                        workload=workload,
+                        arguments=workload.arguments({"anon_fraction": 1.5, "rounds": 1}),
+                        repetition=0, backend="qemu", job_extra=SHOW_ZRAM)
+    record = runs.execute(spec, QemuBackend(), results=tmp_path, timeout_s=600)
+    assert record["status"] == "ok", record["reason"]
+    directory = tmp_path / "test-qemu" / record["run_id"]
+    command = " ".join(json.loads((directory / "run.json").read_text())["backend_info"]
+                       ["command"])
+    assert command.count("-drive") == 1 and "root=/dev/sda " in command
+    assert "reclaim.swap=/dev/zram0 reclaim.zram=128,lzo-rle" in command
+    shown = [line.rstrip("\r").split()[1:] for line in
+             (directory / "console.log").read_text(errors="replace").splitlines()
+             if line.startswith("zram-check: ")]
+    swaps = [words[1:] for words in shown if words[0] == "swaps"]
+    assert [words[0] for words in swaps[1:]] == ["/dev/zram0"], swaps  # the only swap
+    name, kind, size, _used, priority = swaps[1]
+    assert (kind, int(size), int(priority)) == ("partition", 128 * 1024 - 4, 100)
+    assert [words[1:] for words in shown if words[0] == "comp_algorithm"] == \
+        [["lzo", "[lzo-rle]", "lz4", "zstd"]]
+    events = [json.loads(line) for line in (directory / "events.jsonl").read_text().splitlines()]
+    start = next(e for e in events if e["event"] == "job_start")
+    assert start["swaptotal_kib"] == 128 * 1024 - 4
+    fill = next(e for e in events if e["event"] == "phase" and e["name"] == "fill")
+    access = next(e for e in events if e["event"] == "phase" and e["name"] == "access")
+    assert access["vmstat"]["pswpout"] - fill["vmstat"]["pswpout"] > 0
+    # After the workload (its own pages freed): what is left in zram, and the peak.
+    zram = next(e for e in events if e["event"] == "zram")
+    assert (zram["comp_algorithm"].split(), zram["disksize"], zram["priority"]) == \
+        (["lzo", "[lzo-rle]", "lz4", "zstd"], 128 << 20, 100)  # the kernel ends it with " "
+    stats = zram["mm_stat"]
+    assert stats["orig_data_size"] > stats["compr_data_size"] > 0, stats
+    assert stats["mem_used_max"] > stats["mem_used_total"], stats
+    print(f"zram: {swaps[1]}; {zram}")
+
+
 def test_a_repetitions_seed_perturbs_the_guest_and_the_same_seed_the_same_way(tmp_path):
     workload = get_workload("smoke")
 
