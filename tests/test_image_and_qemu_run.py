@@ -284,6 +284,59 @@ def test_the_guest_swaps_to_zram_of_the_profiles_size_compressor_and_priority(tm
     print(f"zram: {swaps[1]}; {zram}")
 
 
+# What the guest shows of its NVMe drive before the workload (the run's --job-extra): the
+# driver bound to the namespace's PCI function, the device of the root mount and of the
+# first partition (major:minor), the namespace's rotational flag, its swap.
+SHOW_NVME = r"""
+echo "nvme-check: driver $(basename "$(readlink -f /sys/block/nvme0n1/device/device/driver)")"
+echo "nvme-check: root $(awk '$5 == "/" { print $3; exit }' /proc/self/mountinfo)"
+echo "nvme-check: p1 $(cat /sys/class/block/nvme0n1p1/dev)"
+echo "nvme-check: rotational $(cat /sys/block/nvme0n1/queue/rotational)"
+sed 's/^/nvme-check: swaps /' /proc/swaps
+dmesg | grep 'swap on' | sed 's/^/nvme-check: kernel /'
+"""
+
+
+def test_the_guest_roots_and_swaps_on_the_nvme_namespace(tmp_path):
+    """desktop-nvme-ssd-64 under QEMU's nvme device: Linux's nvme driver binds it, root is
+    the namespace's first partition and swap its second, the namespace is solid state,
+    and a job that fills memory 1.5 times over swaps to it."""
+    system = get_system("desktop-nvme-ssd-64")
+    workload = get_workload("thrash")
+    spec = runs.RunSpec(study="test-qemu", system=system, policy=get_policy("baseline"),
+                        workload=workload,
+                        arguments=workload.arguments({"anon_fraction": 1.5, "rounds": 1}),
+                        repetition=0, backend="qemu", job_extra=SHOW_NVME)
+    record = runs.execute(spec, QemuBackend(), results=tmp_path, timeout_s=600)
+    assert record["status"] == "ok", record["reason"]
+    directory = tmp_path / "test-qemu" / record["run_id"]
+    command = json.loads((directory / "run.json").read_text())["backend_info"]["command"]
+    assert command.count("-drive") == 1 and "nvme,drive=nvme0,serial=reclaimstudy0" in command
+    line = " ".join(command)
+    assert "root=/dev/nvme0n1p1 " in line and "reclaim.swap=/dev/nvme0n1p2 " in line
+    shown: dict[str, list[str]] = {}
+    for text in (directory / "console.log").read_text(errors="replace").splitlines():
+        if text.startswith("nvme-check: "):
+            kind, _, rest = text.rstrip("\r")[len("nvme-check: "):].partition(" ")
+            shown.setdefault(kind, []).append(rest)
+    assert shown["driver"] == ["nvme"], shown
+    assert shown["root"] == shown["p1"] and len(shown["root"]) == 1, shown
+    assert shown["rotational"] == ["0"], shown
+    swaps = [words.split() for words in shown["swaps"][1:]]
+    assert [words[0] for words in swaps] == ["/dev/nvme0n1p2"], shown  # the only swap
+    assert int(swaps[0][2]) == system.disk.swap_mib * 1024 - 4, shown
+    [added] = shown["kernel"]
+    assert re.search(r"swap on /dev/nvme0n1p2\. .* across:\d+k SS", added), added
+    events = [json.loads(line) for line in (directory / "events.jsonl").read_text().splitlines()]
+    start = next(e for e in events if e["event"] == "job_start")
+    assert start["swaptotal_kib"] == system.disk.swap_mib * 1024 - 4
+    fill = next(e for e in events if e["event"] == "phase" and e["name"] == "fill")
+    access = next(e for e in events if e["event"] == "phase" and e["name"] == "access")
+    assert access["vmstat"]["pswpout"] - fill["vmstat"]["pswpout"] > 0
+    print(f"nvme: {shown}; io_schedulers {start['io_schedulers']}; pswpout "
+          f"{access['vmstat']['pswpout'] - fill['vmstat']['pswpout']}")
+
+
 def test_a_repetitions_seed_perturbs_the_guest_and_the_same_seed_the_same_way(tmp_path):
     workload = get_workload("smoke")
 
