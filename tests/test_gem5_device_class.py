@@ -129,6 +129,28 @@ def test_guest_view_reads_the_lines_the_job_prints():
     assert SWAP_ADDED.search(added.replace(" SSFS", " ")).group(6) == ""
 
 
+def device_class_view(system_name: str, tmp_path: Path, show: str = SHOW) -> dict:
+    """What the guest of a short gem5 job on `system_name` shows of its drives and swap
+    (`show` run before the workload)."""
+    workload = get_workload("pte-flags")
+    spec = runs.RunSpec("device-class", get_system(system_name), get_policy("baseline"),
+                        workload, workload.arguments({"pages": 8}), 0, "gem5", job_extra=show)
+    record = runs.execute(spec, gem5_backend.Gem5Backend(), results=tmp_path, timeout_s=3600)
+    assert record["status"] == "ok", record["reason"]
+    view = guest_view((tmp_path / "device-class" / record["run_id"] / "console.log")
+                      .read_text(errors="replace"))
+    print(f"{system_name}: guest: {view}")
+    return view
+
+
+def assert_swaps_to(view: dict, swap: str, solid_state: bool) -> None:
+    """The guest swaps to `swap` alone, and the kernel took it as solid state or not."""
+    assert [line.split()[0] for line in view["swapon"]] == [swap], view
+    added = [m for m in map(SWAP_ADDED.search, view["kernel"]) if m]
+    assert [m.group(2) for m in added] == [swap], view
+    assert added[0].group(6).startswith("SS") == solid_state, view
+
+
 @pytest.mark.gem5
 @needs_patched_gem5
 @pytest.mark.parametrize("system_name",
@@ -136,21 +158,9 @@ def test_guest_view_reads_the_lines_the_job_prints():
 def test_the_guest_sees_its_drives_class_and_swaps_to_flash_as_solid_state(system_name,
                                                                            tmp_path):
     system = get_system(system_name)
-    workload = get_workload("pte-flags")
-    spec = runs.RunSpec("device-class", system, get_policy("baseline"), workload,
-                        workload.arguments({"pages": 8}), 0, "gem5", job_extra=SHOW)
-    record = runs.execute(spec, gem5_backend.Gem5Backend(), results=tmp_path,
-                          timeout_s=3600)
-    assert record["status"] == "ok", record["reason"]
-    view = guest_view((tmp_path / "device-class" / record["run_id"] / "console.log")
-                      .read_text(errors="replace"))
-    print(f"{system_name}: word 217 = {system.disk.rotation_rate}; guest: {view}")
-
+    view = device_class_view(system_name, tmp_path)
     disks = {"device": {"sda", "sdb"}, "partition": {"sda"}}[system.disk.swap]
     assert view["rotational"] == {disk: int(system.disk.rotational) for disk in disks}, view
     swap = DEVICES[system.disk.guest_layout][1]
     assert [line.split()[0] for line in view["swaps"][1:]] == [swap], view
-    assert [line.split()[0] for line in view["swapon"]] == [swap], view
-    added = [m for m in map(SWAP_ADDED.search, view["kernel"]) if m]
-    assert [m.group(2) for m in added] == [swap], view
-    assert added[0].group(6).startswith("SS") == (not system.disk.rotational), view
+    assert_swaps_to(view, swap, solid_state=not system.disk.rotational)

@@ -4,6 +4,7 @@ import importlib.metadata
 import json
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -237,6 +238,19 @@ def test_the_guest_boots_from_a_partition_and_swaps_to_the_next_one(tmp_path):
 
 
 # What the guest shows of its swap before the workload (the run's --job-extra).
+def _filled_on_qemu(system_name: str, show: str, tmp_path: Path) -> Path:
+    """The run folder of a QEMU job on `system_name` that fills memory 1.5 times over
+    (thrash, one round), `show` run before it."""
+    workload = get_workload("thrash")
+    spec = runs.RunSpec(study="test-qemu", system=get_system(system_name),
+                        policy=get_policy("baseline"), workload=workload,
+                        arguments=workload.arguments({"anon_fraction": 1.5, "rounds": 1}),
+                        repetition=0, backend="qemu", job_extra=show)
+    record = runs.execute(spec, QemuBackend(), results=tmp_path, timeout_s=600)
+    assert record["status"] == "ok", record["reason"]
+    return tmp_path / "test-qemu" / record["run_id"]
+
+
 SHOW_ZRAM = """
 sed 's/^/zram-check: swaps /' /proc/swaps
 echo "zram-check: comp_algorithm $(cat /sys/block/zram0/comp_algorithm)"
@@ -246,15 +260,7 @@ echo "zram-check: comp_algorithm $(cat /sys/block/zram0/comp_algorithm)"
 def test_the_guest_swaps_to_zram_of_the_profiles_size_compressor_and_priority(tmp_path):
     """desktop-zram-64: root on the one disk, swap on zram set up at boot, and a job that
     fills memory 1.5 times over leaves compressed pages there."""
-    system = get_system("desktop-zram-64")
-    workload = get_workload("thrash")
-    spec = runs.RunSpec(study="test-qemu", system=system, policy=get_policy("baseline"),
-                        workload=workload,
-                        arguments=workload.arguments({"anon_fraction": 1.5, "rounds": 1}),
-                        repetition=0, backend="qemu", job_extra=SHOW_ZRAM)
-    record = runs.execute(spec, QemuBackend(), results=tmp_path, timeout_s=600)
-    assert record["status"] == "ok", record["reason"]
-    directory = tmp_path / "test-qemu" / record["run_id"]
+    directory = _filled_on_qemu("desktop-zram-64", SHOW_ZRAM, tmp_path)
     command = " ".join(json.loads((directory / "run.json").read_text())["backend_info"]
                        ["command"])
     assert command.count("-drive") == 1 and "root=/dev/sda " in command
@@ -302,14 +308,7 @@ def test_the_guest_roots_and_swaps_on_the_nvme_namespace(tmp_path):
     the namespace's first partition and swap its second, the namespace is solid state,
     and a job that fills memory 1.5 times over swaps to it."""
     system = get_system("desktop-nvme-ssd-64")
-    workload = get_workload("thrash")
-    spec = runs.RunSpec(study="test-qemu", system=system, policy=get_policy("baseline"),
-                        workload=workload,
-                        arguments=workload.arguments({"anon_fraction": 1.5, "rounds": 1}),
-                        repetition=0, backend="qemu", job_extra=SHOW_NVME)
-    record = runs.execute(spec, QemuBackend(), results=tmp_path, timeout_s=600)
-    assert record["status"] == "ok", record["reason"]
-    directory = tmp_path / "test-qemu" / record["run_id"]
+    directory = _filled_on_qemu(system.name, SHOW_NVME, tmp_path)
     command = json.loads((directory / "run.json").read_text())["backend_info"]["command"]
     assert command.count("-drive") == 1 and "nvme,drive=nvme0,serial=reclaimstudy0" in command
     line = " ".join(command)

@@ -25,10 +25,7 @@ import pytest
 from reclaimstudy.artefacts import gem5 as gem5_build, simplessd as simplessd_build
 from reclaimstudy.backends.gem5 import backend as gem5_backend
 from reclaimstudy.backends.guest import DEVICES
-from reclaimstudy.campaigns import runs
-from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import SimplessdTiming, get_system
-from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256
 from tests.gem5_drives import (drive_stats, gem5_binary, needs_gem5_for, patch_file,
@@ -415,19 +412,8 @@ def test_every_restore_gives_back_the_drive_that_served_the_run_so_far(tmp_path)
 @pytest.mark.gem5
 @needs_simplessd_gem5
 def test_the_guest_sees_a_non_rotating_disk_and_swaps_to_it_as_solid_state(tmp_path):
-    from tests.test_gem5_device_class import SHOW, SWAP_ADDED, guest_view
+    from tests.test_gem5_device_class import assert_swaps_to, device_class_view
 
-    system = get_system(PROFILE)
-    workload = get_workload("pte-flags")
-    spec = runs.RunSpec("device-class", system, get_policy("baseline"), workload,
-                        workload.arguments({"pages": 8}), 0, "gem5", job_extra=SHOW)
-    record = runs.execute(spec, gem5_backend.Gem5Backend(), results=tmp_path, timeout_s=3600)
-    assert record["status"] == "ok", record["reason"]
-    view = guest_view((tmp_path / "device-class" / record["run_id"] / "console.log")
-                      .read_text(errors="replace"))
-    print(f"{PROFILE}: {view}")
+    view = device_class_view(PROFILE, tmp_path)
     assert view["rotational"] == {"sda": 0}, view
-    swap = DEVICES["partition"][1]
-    assert [line.split()[0] for line in view["swapon"]] == [swap], view
-    added = [m for m in map(SWAP_ADDED.search, view["kernel"]) if m]
-    assert [m.group(2) for m in added] == [swap] and added[0].group(6).startswith("SS"), view
+    assert_swaps_to(view, DEVICES["partition"][1], solid_state=True)

@@ -17,11 +17,8 @@ import pytest
 from reclaimstudy.backends.gem5 import backend as gem5_backend
 from reclaimstudy.backends.guest import DEVICES, kernel_cmdline
 from reclaimstudy.backends.qemu import boot as qemu_boot
-from reclaimstudy.campaigns import runs
-from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import (SIMPLESSD_DIR, SimplessdTiming, get_system,
                                          simplessd_setting)
-from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256
 from tests.gem5_drives import (gem5_binary, needs_gem5_for, patch_file, reclaim_fs_functions,
@@ -300,20 +297,9 @@ needs_nvme_gem5 = needs_gem5_for(PROFILE, "./study gem5 --source GEM5_DIR --simp
 @pytest.mark.gem5
 @needs_nvme_gem5
 def test_the_guest_finds_root_and_swap_on_the_nvme_namespace_and_swaps_as_solid_state(tmp_path):
-    from tests.test_gem5_device_class import SHOW, SWAP_ADDED, guest_view
+    from tests.test_gem5_device_class import SHOW, assert_swaps_to, device_class_view
 
-    show = SHOW.replace("/sys/block/sd*/", "/sys/block/nvme*/")
-    system = get_system(PROFILE)
-    workload = get_workload("pte-flags")
-    spec = runs.RunSpec("device-class", system, get_policy("baseline"), workload,
-                        workload.arguments({"pages": 8}), 0, "gem5", job_extra=show)
-    record = runs.execute(spec, gem5_backend.Gem5Backend(), results=tmp_path, timeout_s=3600)
-    assert record["status"] == "ok", record["reason"]
-    view = guest_view((tmp_path / "device-class" / record["run_id"] / "console.log")
-                      .read_text(errors="replace"))
-    print(f"{PROFILE}: {view}")
+    view = device_class_view(PROFILE, tmp_path,
+                             SHOW.replace("/sys/block/sd*/", "/sys/block/nvme*/"))
     assert view["rotational"] == {"nvme0n1": 0}, view
-    swap = DEVICES["nvme"][1]
-    assert [line.split()[0] for line in view["swapon"]] == [swap], view
-    added = [m for m in map(SWAP_ADDED.search, view["kernel"]) if m]
-    assert [m.group(2) for m in added] == [swap] and added[0].group(6).startswith("SS"), view
+    assert_swaps_to(view, DEVICES["nvme"][1], solid_state=True)
