@@ -18,7 +18,7 @@ from reclaimstudy.backends.gem5 import backend as gem5_backend
 from reclaimstudy.backends.guest import DEVICES, kernel_cmdline
 from reclaimstudy.backends.qemu import boot as qemu_boot
 from reclaimstudy.config.systems import (SIMPLESSD_DIR, SimplessdTiming, get_system,
-                                         simplessd_setting)
+                                         simplessd_sections, simplessd_setting)
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256
 from tests.gem5_drives import (gem5_binary, needs_gem5_for, patch_file, reclaim_fs_functions,
@@ -63,23 +63,9 @@ def test_the_interface_is_part_of_what_a_run_is_and_the_sata_drives_identity_sta
     assert "disk_interface" not in sata.memory_layout()
 
 
-def _sections(path: Path) -> dict[str, dict[str, str]]:
-    sections: dict[str, dict[str, str]] = {}
-    current = None
-    for line in path.read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        header = re.fullmatch(r"\[(\w+)\]", line)
-        if header:
-            current = sections.setdefault(header[1], {})
-        elif current is not None and "=" in line:
-            key, value = (part.strip() for part in line.split("=", 1))
-            current[key] = value
-    return sections
-
-
 def test_the_nvme_drive_is_the_850_pros_description_with_an_nvme_front_end():
-    nvme = _sections(SIMPLESSD_DIR / "samsung-850-pro-256gb-nvme.cfg")
-    sata = _sections(SIMPLESSD_DIR / "samsung-850-pro-256gb.cfg")
+    nvme = simplessd_sections(SIMPLESSD_DIR / "samsung-850-pro-256gb-nvme.cfg")
+    sata = simplessd_sections(SIMPLESSD_DIR / "samsung-850-pro-256gb.cfg")
     assert {k: v for k, v in nvme.items() if k != "nvme"} == sata
     front = nvme["nvme"]
     # PCIe 3.x x4; one namespace in 512-byte blocks; SimpleSSD's own data off (gem5's).

@@ -218,20 +218,26 @@ class DisksimTiming(Part):
         return DISKSIM_DIR / self.parameters
 
 
-def simplessd_setting(path: Path, section: str, key: str) -> str | None:
-    """A key's value in one section of a SimpleSSD configuration file (its INI format:
-    `[section]`, `key = value`, `#` comments), or None when it is not given."""
+def simplessd_sections(path: Path) -> dict[str, dict[str, str]]:
+    """A SimpleSSD configuration file (its INI format: `[section]`, `key = value`, `#`
+    comments) as its sections' keys and values (a key given twice: its first value)."""
+    sections: dict[str, dict[str, str]] = {}
     current = None
     for line in path.read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         header = re.fullmatch(r"\[(\w+)\]", line)
         if header:
-            current = header[1]
-        elif current == section and "=" in line:
+            current = sections.setdefault(header[1], {})
+        elif current is not None and "=" in line:
             name, value = (part.strip() for part in line.split("=", 1))
-            if name == key:
-                return value
-    return None
+            current.setdefault(name, value)
+    return sections
+
+
+def simplessd_setting(path: Path, section: str, key: str) -> str | None:
+    """A key's value in one section of a SimpleSSD configuration file, or None when it is
+    not given."""
+    return simplessd_sections(path).get(section, {}).get(key)
 
 
 class SimplessdTiming(Part):
