@@ -332,6 +332,9 @@ def test_the_guest_roots_and_swaps_on_the_nvme_namespace(tmp_path):
     fill = next(e for e in events if e["event"] == "phase" and e["name"] == "fill")
     access = next(e for e in events if e["event"] == "phase" and e["name"] == "access")
     assert access["vmstat"]["pswpout"] - fill["vmstat"]["pswpout"] > 0
+    # The repetition's perturbation reads from the root's own device, here the namespace.
+    perturbed = next(e for e in events if e.get("kind") == "perturb")
+    assert perturbed["device"] == "nvme0n1p1" and perturbed["file_kib"] > 0, perturbed
     print(f"nvme: {shown}; io_schedulers {start['io_schedulers']}; pswpout "
           f"{access['vmstat']['pswpout'] - fill['vmstat']['pswpout']}")
 
@@ -359,6 +362,7 @@ def test_a_repetitions_seed_perturbs_the_guest_and_the_same_seed_the_same_way(tm
     assert first == again and first["seed"] == 1 and other["seed"] == 2
     assert (first["delay_ms"], first["anon_kib"]) != (other["delay_ms"], other["anon_kib"])
     for done in (first, other):
+        assert done["device"] == "sda", done  # ci-tiny's root is the whole disk
         assert 0 <= done["delay_ms"] <= 50
         assert 0 < done["file_kib"] <= 0.02 * memory_kib and 0 < done["anon_kib"] <= 0.02 * memory_kib
     # The held memory is still held when the workload starts.

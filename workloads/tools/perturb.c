@@ -2,7 +2,8 @@
  * run's seed, so that repetitions of a point differ on gem5 as real machines do (gem5
  * is deterministic: without this a repetition repeats bit for bit). In order:
  *   - waits 0-50 ms (the job starts at another moment of the kernel's timers),
- *   - reads 0-2% of memory from a random place of the root disk into the page cache,
+ *   - reads 0-2% of memory from a random place of the root filesystem's block device
+ *     into the page cache (whichever it is: sda, sda1, nvme0n1p1, vda),
  *   - leaves a child holding 0-2% of memory in touched anonymous pages until the job
  *     ends (runjob kills the pid written to PIDFILE).
  * Prints one record (kind "perturb") saying what it did. SEED 0: nothing at all. */
@@ -11,14 +12,43 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "guest.h"
 #include "wl.h"
 
 #define NAME "perturb"
-#define DISK "/dev/sda"
+
+/* The block device holding "/", as /dev/NAME, found from the root's device number
+ * through sysfs (the guest has devtmpfs but no udev, so no /dev/block links). A fixed
+ * name would read nothing on a profile whose root is elsewhere, silently. */
+static void root_device(char *path, size_t size)
+{
+	struct stat root;
+	if (stat("/", &root) != 0)
+		guest_fail(NAME, 1, "cannot stat /");
+	char uevent[64];
+	snprintf(uevent, sizeof(uevent), "/sys/dev/block/%u:%u/uevent",
+		 major(root.st_dev), minor(root.st_dev));
+	FILE *f = fopen(uevent, "r");
+	if (!f)
+		guest_fail(NAME, 1, "the root filesystem (device %u:%u) is on no block device "
+			   "(%s cannot be read)", major(root.st_dev), minor(root.st_dev), uevent);
+	char line[128];
+	path[0] = 0;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "DEVNAME=", 8) == 0) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(path, size, "/dev/%s", line + 8);
+		}
+	fclose(f);
+	if (!path[0])
+		guest_fail(NAME, 1, "%s names no DEVNAME", uevent);
+}
 
 static double fraction(uint64_t *state) { return (wl_rand(state) >> 11) * 0x1.0p-53; }
 
@@ -46,10 +76,14 @@ int main(int argc, char **argv)
 	size_t anon = (size_t)(0.02 * fraction(&state) * memory) / PAGE * PAGE;
 	usleep((useconds_t)(delay_ms * 1000));
 
-	int fd = open(DISK, O_RDONLY);
-	off_t disk = fd >= 0 ? lseek(fd, 0, SEEK_END) : 0;
+	char disk_path[96];
+	root_device(disk_path, sizeof(disk_path));
+	int fd = open(disk_path, O_RDONLY);
+	if (fd < 0)
+		guest_fail(NAME, 1, "cannot open the root device %s", disk_path);
+	off_t disk = lseek(fd, 0, SEEK_END);
 	size_t cached = 0;
-	if (fd >= 0 && disk > (off_t)file && file > 0) {
+	if (disk > (off_t)file && file > 0) {
 		off_t at = (off_t)((disk - (off_t)file) * fraction(&state)) / PAGE * PAGE;
 		char *buf = malloc(1 << 20);
 		while (buf && cached < file) {
@@ -61,8 +95,7 @@ int main(int argc, char **argv)
 		}
 		free(buf);
 	}
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 
 	pid_t holder = 0;
 	int ready[2];
@@ -93,6 +126,7 @@ int main(int argc, char **argv)
 	guest_record_begin(&r, NAME, "perturb");
 	guest_record_int(&r, "seed", (long long)seed);
 	guest_record_num(&r, "delay_ms", delay_ms);
+	guest_record_str(&r, "device", disk_path + 5);
 	guest_record_int(&r, "file_kib", (long long)(cached / 1024));
 	guest_record_int(&r, "anon_kib", (long long)(anon / 1024));
 	guest_record_end(&r);
