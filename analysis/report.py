@@ -34,7 +34,7 @@ from analysis.reproduction_plot import reproduction_figure  # noqa: E402
 from analysis.seeds import caveats_for, repetition_values, reproduction, unmeasured  # noqa: E402
 from analysis.sequential_replay import sequential_verdicts  # noqa: E402
 from analysis.table import export, folder_table, study_runs, workload_declarations  # noqa: E402
-from analysis.verdicts import short  # noqa: E402
+from analysis.verdicts import explained, short  # noqa: E402
 from reclaimstudy.config.systems import get_system  # noqa: E402
 from reclaimstudy.errors import StudyError  # noqa: E402
 from reclaimstudy.results import sweeplog  # noqa: E402
@@ -553,6 +553,9 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
         })
     seeds = sequential_verdicts(reproduction(comparison, table, regimes, study.verdicts),
                                 table, regimes, study)
+    if not seeds.empty:
+        seeds = pd.DataFrame(explained(seeds.to_dict("records"),
+                                       {e.name: e.on_6_1 for e in study.experiments if e.on_6_1}))
     figure = reproduction_figure(seeds)
     seed_figure = None if figure is None else _finish(
         figure, f"{study.name}: the seeds' ratios and ours", plots / "reproduction.png")

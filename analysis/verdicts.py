@@ -117,6 +117,23 @@ def judge(rows: list[dict], pairs: list[Paired], rules: Rules) -> list[dict]:
     return out
 
 
+def explained(rows: list[dict], on_6_1: dict[str, str]) -> list[dict]:
+    """Each row whose experiment the study says cannot show the seed's effect on 6.1
+    (`on_6_1`: experiment -> the mechanism) with that reason in its verdict where it is
+    out of regime; where a run is in regime after all, the verdict says the study's
+    reason is contradicted, so neither is read alone."""
+    out = []
+    for row in rows:
+        why = on_6_1.get(row["experiment"])
+        if why and row["test"] == "out of regime":
+            row = {**row, "verdict": f"{row['verdict']}; on Linux 6.1: {why.rstrip('.')}"}
+        elif why:
+            row = {**row, "verdict": f"{row['verdict']} (some runs are in the seed's regime, "
+                                     f"against the study's reason it cannot occur on 6.1)"}
+        out.append(row)
+    return out
+
+
 def short(verdict: str) -> str:
     """A verdict's kind: reproduced, reversed, equivalent, untestable or inconclusive."""
     for kind in (REPRODUCED, REVERSED, EQUIVALENT, "untestable", "inconclusive"):

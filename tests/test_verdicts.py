@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from analysis.paired import EQUIVALENT, paired
-from analysis.verdicts import OUT_OF_REGIME, adjust, confidences, judge, untestable
+from analysis.verdicts import OUT_OF_REGIME, adjust, confidences, explained, judge, untestable
 from reclaimstudy.config.verdict_rules import VerdictRules, verdict_rules
 from reclaimstudy.errors import StudyError
 
@@ -27,8 +27,9 @@ def test_holm_and_benjamini_hochberg_adjust_as_written():
         [1 - 0.05 / 3, 1 - 0.05 / 1, 1 - 0.05 / 2, 1 - 0.05 / 4])
 
 
-def _row(seed_ratio=0.5, expects_none=False, untestable=None):
-    return {"seed_ratio": seed_ratio, "expects_none": expects_none, "untestable": untestable}
+def _row(seed_ratio=0.5, expects_none=False, untestable=None, experiment="e"):
+    return {"seed_ratio": seed_ratio, "expects_none": expects_none, "untestable": untestable,
+            "experiment": experiment}
 
 
 def test_a_verdict_uses_the_adjusted_p_and_its_interval_agrees():
@@ -90,6 +91,22 @@ def test_a_row_out_of_regime_in_every_run_is_untestable_and_leaves_the_family():
     out = judge([_row(untestable=why), _row()], [strong, strong], VerdictRules())
     assert out[0]["verdict"] == why and math.isnan(out[0]["adjusted_p"])
     assert out[1]["family"] == 1 and out[1]["adjusted_p"] == strong.p_value
+
+
+def test_a_study_says_why_an_untestable_row_cannot_occur_on_6_1_and_a_contradiction_shows():
+    checks = pd.DataFrame({"in_regime": [False] * 5, "why": ["a file that thrashes"] * 5})
+    strong = paired({r: 0.5 + 0.01 * r for r in range(5)}, {r: 1.0 for r in range(5)})
+    rows = judge([_row(experiment="thrash", untestable=untestable(checks)),
+                  _row(experiment="thrash", untestable=None), _row(experiment="control")],
+                 [strong] * 3, VerdictRules())
+    notes = {"thrash": "the distance counts all anon. The control carries it."}
+    out = explained(rows, notes)
+    assert out[0]["verdict"].startswith(OUT_OF_REGIME)
+    assert out[0]["verdict"].endswith("; on Linux 6.1: the distance counts all anon. "
+                                      "The control carries it")
+    assert out[1]["verdict"].startswith(rows[1]["verdict"]) and \
+        "against the study's reason it cannot occur on 6.1" in out[1]["verdict"]
+    assert out[2] == rows[2] and explained(rows, {}) == rows
 
 
 def test_the_study_files_verdicts_table_is_checked_naming_key_value_and_what_is_allowed():

@@ -45,6 +45,13 @@ def _sentence(why: str) -> str:
     return why
 
 
+def _mechanism(why: str) -> str:
+    if not why.strip():
+        raise ValueError("allowed: a sentence saying why the seed's effect cannot occur on "
+                         "Linux 6.1 (its mechanism) and which experiment carries the verdict")
+    return why
+
+
 Repetitions = Annotated[int, whole_number(1, 100)]
 Names = Annotated[tuple[str, ...], Field(min_length=1)]
 
@@ -67,6 +74,10 @@ class Experiment(BaseModel):
     # that let a cheaper CPU stand in for gem5's timing CPU (or kept the timing CPU), or
     # that the experiment is a functional check. The report prints it beside the CPU.
     cpu_why: Annotated[str, AfterValidator(_sentence)] | None = None
+    # Why the seed's effect cannot occur on Linux 6.1, by its mechanism, and which
+    # experiment carries the seed's verdict instead: an out-of-regime row says it beside
+    # its verdict (analysis/verdicts.py, explained).
+    on_6_1: Annotated[str, AfterValidator(_mechanism)] | None = None
 
     @field_validator("workload")
     @classmethod
