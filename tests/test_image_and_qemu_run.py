@@ -368,3 +368,43 @@ def test_a_repetitions_seed_perturbs_the_guest_and_the_same_seed_the_same_way(tm
     # The held memory is still held when the workload starts.
     assert abs((other_vm["nr_anon_pages"] - first_vm["nr_anon_pages"]) * 4
                - (other["anon_kib"] - first["anon_kib"])) < 0.2 * memory_kib * 0.02
+
+
+TRACE = Path(__file__).resolve().parents[1] / "analysis" / "traces" / "swap-write-requests.sh"
+
+
+def _smoke_start(job_extra: str, tmp_path: Path, where: str) -> tuple[dict, dict]:
+    """The run record and job_start event of ci-tiny's smoke job (repetition 0), with
+    `job_extra` run before it."""
+    workload = get_workload("smoke")
+    spec = runs.RunSpec(study="test-qemu", system=get_system("ci-tiny"),
+                        policy=get_policy("baseline"), workload=workload,
+                        arguments=workload.arguments({"read_mib": 4}), repetition=0,
+                        backend="qemu", job_extra=job_extra)
+    record = runs.execute(spec, QemuBackend(), results=tmp_path / where, timeout_s=300)
+    events = tmp_path / where / "test-qemu" / record["run_id"] / "events.jsonl"
+    start = next((json.loads(line) for line in events.read_text().splitlines()
+                  if '"job_start"' in line), {}) if events.exists() else {}
+    return record, start
+
+
+def test_a_traced_run_has_the_memory_of_an_untraced_one(tmp_path):
+    """runjob sizes the trace buffer in every run before a trace is read, so a trace
+    (here the swap-write one, the largest) takes no memory an untraced run keeps: free
+    memory at the job's start agrees within what two boots differ by (before, the trace's
+    own 2 MiB buffer came out of the traced run alone). A trace that resizes the buffer
+    is refused."""
+    plain, plain_start = _smoke_start("", tmp_path, "plain")
+    traced, traced_start = _smoke_start(TRACE.read_text(), tmp_path, "traced")
+    assert plain["status"] == traced["status"] == "ok", (plain["reason"], traced["reason"])
+    # 2 MiB asked, as the kernel rounds it to its pages
+    assert plain_start["trace_buffer_kib"] == traced_start["trace_buffer_kib"] == 2051
+    gap = plain_start["memfree_kib"] - traced_start["memfree_kib"]
+    print(f"MemFree at the job's start: untraced {plain_start['memfree_kib']} KiB, "
+          f"traced {traced_start['memfree_kib']} KiB")
+    assert abs(gap) < 512, gap  # a quarter of the buffer the trace used to add
+    resized, _ = _smoke_start("echo 4096 > /sys/kernel/tracing/buffer_size_kb\n",
+                              tmp_path, "resized")
+    assert resized["status"] != "ok"
+    assert "not the 2051 every run has: a trace must not resize it" in resized["reason"], \
+        resized["reason"]

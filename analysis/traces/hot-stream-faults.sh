@@ -7,9 +7,8 @@
 # and phase. The job file sources this before the workload starts.
 T=/sys/kernel/tracing
 mount -t tracefs tracefs $T 2>/dev/null
-# Small, so the buffer barely changes memory (64 MiB systems); "mono" is the clock the
-# workload's phase marks use.
-echo 512 > $T/buffer_size_kb
+# The buffer is runjob's, 2 MiB a CPU in every run, traced or not; "mono" is the clock
+# the workload's phase marks use.
 echo mono > $T/trace_clock
 D=/usr/share/reclaim/data/hot-stream
 ino_exe=$(stat -c %i $D/interactive)

@@ -6,12 +6,12 @@
 # the pages deleted. Printed as "TRACE-COUNT: group what n".
 # Question it answers: which of the make's files does MGLRU (or the classic LRU without
 # use-once) read back that the classic LRU with use-once keeps?
-# Memory: the top-level buffer only, 1 MiB (its events exist from boot). On 6.1 each
+# Memory: the top-level buffer only, runjob's 2 MiB a CPU that every run has, traced or
+# not (its events exist from boot). On 6.1 each
 # tracefs instance costs ~2.4 MiB of slab for its copy of the events tree: nine took a
 # quarter of a 96 MiB guest's free memory (the swap-write trace before it was rewritten).
 T=/sys/kernel/tracing
 mount -t tracefs tracefs $T 2>/dev/null
-echo 1024 > $T/buffer_size_kb
 D=/usr/share/reclaim/data/make-grep
 # A group is an inode range (make-data writes each folder's files in one go), checked to
 # hold no other regular file of the data folder.

@@ -10,13 +10,13 @@
 # analysis/trace_counts.py can split them by phase.
 # Question it answers: do the classic LRU's slow fills write one page a command because
 # kswapd and direct reclaim interleave their swap writes (thrash's findings, untraced)?
-# Memory: the top-level buffer only, 2 MiB (~30,000 events; its events exist from boot).
+# Memory: the top-level buffer only, runjob's 2 MiB a CPU that every run has, traced or
+# not (~30,000 events; its events exist from boot).
 # This trace first used one tracefs instance per class: on 6.1 each instance costs ~2.4
 # MiB of slab (its copy of the events tree), and nine took ~21 MiB, a quarter of a 96 MiB
 # guest's free memory.
 T=/sys/kernel/tracing
 mount -t tracefs tracefs $T 2>/dev/null
-echo 2048 > $T/buffer_size_kb
 echo mono > $T/trace_clock
 # rq_insert's task is the one whose plug was flushed (the submitter); its nr_sector is
 # the request after the plug's merges. rq_issue's task is whoever dispatched: size only.
