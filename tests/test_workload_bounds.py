@@ -9,9 +9,8 @@ program accepts exactly those bounds.
 
 The C sources are in every image's hash, and so are meta.toml's parameters
 (artefacts/image.py: HOST_ONLY_META leaves out only metrics, regime and pauses): every
-published run's id depends on them. Where the two disagree today, making them agree
-changes the image, so it waits for the next image generation; those disagreements are
-strict xfails below (KNOWN), so one that is mended, or a new one, fails."""
+run's id depends on them. The generation-1 images' programs had wider tables than
+meta.toml (21 bounds); the generation-2 image's agree."""
 
 import ast
 import operator
@@ -21,33 +20,6 @@ from pathlib import Path
 import pytest
 
 from reclaimstudy.config.workloads import load_workloads
-
-IMAGE = ("changing the C program changes the image: to be done with the next image "
-         "generation")
-# (workload, parameter): the C option table's (min, max) where it is not meta.toml's.
-KNOWN = {
-    ("desktop-launch", "apps"): (0, 64),
-    ("desktop-launch", "footprint_fraction"): (0.1, 8),
-    ("desktop-launch", "seed"): (0, 1 << 40),
-    ("disk-calib", "random_reads"): (1, 1000000),
-    ("disk-calib", "seq_mib"): (1, 1 << 20),
-    ("disk-calib", "random_writes"): (0, 1000000),
-    ("disk-calib", "seq_write_mib"): (0, 1 << 20),
-    ("disk-calib", "swap_out_mib"): (0, 1 << 20),
-    ("hot-stream", "period_us"): (100, 60000000),
-    ("hot-stream", "sparse_multiple"): (0, 1000),
-    ("hot-stream", "restore_ms"): (0, 100000),
-    ("lazyfree", "records"): (1, 10000000),
-    ("lazyfree", "chunk_kib"): (4, 65536),
-    ("lazyfree", "seed"): (0, 1 << 40),
-    ("make-grep", "make_passes"): (1, 100),
-    ("make-grep", "includes"): (0, 64),
-    ("make-grep", "compile_heap_mib"): (0, 1024),
-    ("make-grep", "seed"): (0, 1 << 40),
-    ("mmap-seq", "passes"): (1, 100),
-    ("thrash", "anon_fraction"): (0.01, 4),
-    ("thrash", "rounds"): (1, 1000),
-}
 
 OPTION = re.compile(r'\{\s*"([\w-]+)"\s*,\s*WL_(INT|NUM|STR)\s*,\s*((?:\w+\s*)?"[^"]*")\s*,'
                     r'\s*([^,{}]+?)\s*,\s*([^,{}]+?)\s*,\s*"')
@@ -111,10 +83,10 @@ NUMERIC = sorted((w, p, meta, c) for w, p, meta, c in numeric_parameters())
 def test_the_option_tables_are_read():
     """The reader finds every program's table (a table it misread would pass below)."""
     tables = {w.name: options for w, options, _ in programs()}
-    assert tables["lazyfree"]["records"] == ("INT", 1, 10000000)
-    assert tables["desktop-launch"]["apps"] == ("INT", 0, 64)
-    assert tables["thrash"]["anon-fraction"] == ("NUM", 0.01, 4)
-    assert tables["hot-stream"]["sparse-multiple"] == ("NUM", 0, 1000)
+    assert tables["lazyfree"]["records"] == ("INT", 1, 100000)
+    assert tables["desktop-launch"]["apps"] == ("INT", 1, 16)
+    assert tables["thrash"]["anon-fraction"] == ("NUM", 0.1, 3.0)
+    assert tables["hot-stream"]["sparse-multiple"] == ("NUM", 0.0, 100.0)
     assert all(tables[w] for w in tables if w != "smoke")  # smoke is a shell script
     assert len(NUMERIC) >= 23  # every numeric parameter but smoke's (its driver's own)
 
@@ -148,16 +120,8 @@ def test_the_program_accepts_every_value_meta_toml_allows(workload, parameter, m
         f"the program only {c[0]}..{c[1]}")
 
 
-@pytest.mark.parametrize("workload, parameter, meta, c", [
-    pytest.param(w, p, meta, c, marks=pytest.mark.xfail(strict=True, reason=IMAGE))
-    if (w, p) in KNOWN else (w, p, meta, c) for w, p, meta, c in NUMERIC],
-    ids=[f"{w}-{p}" for w, p, _, _ in NUMERIC])
+@pytest.mark.parametrize("workload, parameter, meta, c", NUMERIC,
+                         ids=[f"{w}-{p}" for w, p, _, _ in NUMERIC])
 def test_the_program_accepts_exactly_the_bounds_meta_toml_gives(workload, parameter, meta, c):
     assert tuple(meta) == tuple(c), (
         f"{workload} --{parameter}: meta.toml {meta[0]}..{meta[1]}, C {c[0]}..{c[1]}")
-
-
-def test_the_known_disagreements_are_the_tables_own():
-    """KNOWN holds the C bounds as they are, so it is mended with the C program."""
-    c_bounds = {(w, p): tuple(c) for w, p, _, c in NUMERIC}
-    assert {key: c_bounds.get(key) for key in KNOWN} == KNOWN

@@ -21,12 +21,12 @@
 #define MAX_APPS 64
 
 static struct wl_opt opts[] = {
-	{"apps", WL_INT, "0", 0, MAX_APPS, "applications to start (0: every one in --app-dir)"},
+	{"apps", WL_INT, "16", 1, 16, "applications to start (the image has sixteen)"},
 	{"app-dir", WL_STR, "/usr/share/reclaim/data/desktop-launch", 0, 0, "where app-NN and app-NN.dat are"},
-	{"footprint-fraction", WL_NUM, "1.5", 0.1, 8, "total footprint (code + data + heaps) as a fraction of MemTotal"},
+	{"footprint-fraction", WL_NUM, "1.5", 0.2, 4.0, "total footprint (code + data + heaps) as a fraction of MemTotal"},
 	{"heap-mib", WL_INT, "0", 0, 1 << 16, "heap per application, MiB (0: from --footprint-fraction)"},
 	{"hot-percent", WL_INT, "25", 1, 100, "percent of an application's pages touched per switch"},
-	{"seed", WL_INT, "1", 0, 1LL << 40, "chooses each application's hot pages"},
+	{"seed", WL_INT, "1", 0, 1000000, "chooses each application's hot pages"},
 	{NULL},
 };
 
@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 		found = i;
 		code_data += exe + dat;
 	}
-	int napps = wl_int(opts, "apps") ? (int)wl_int(opts, "apps") : found;
+	int napps = (int)wl_int(opts, "apps");
 	if (found == 0)
 		guest_fail(NAME, 2, "no applications (app-01, app-01.dat, ...) in '%s'", dir);
 	if (napps > found)

@@ -22,12 +22,12 @@
 
 static struct wl_opt opts[] = {
 	{"file", WL_STR, "/usr/share/reclaim/data/disk-calib/calib.bin", 0, 0, "a file on the disk to read and overwrite"},
-	{"random-reads", WL_INT, "200", 1, 1000000, "4 KiB random reads"},
-	{"seq-mib", WL_INT, "16", 1, 1 << 20, "MiB read sequentially"},
+	{"random-reads", WL_INT, "200", 1, 100000, "4 KiB random reads"},
+	{"seq-mib", WL_INT, "16", 1, 64, "MiB read sequentially"},
 	{"seq-block-kib", WL_INT, "1024", 4, 65536, "block size of the sequential reads and writes, KiB"},
-	{"random-writes", WL_INT, "100", 0, 1000000, "4 KiB random writes (0: none)"},
-	{"seq-write-mib", WL_INT, "16", 0, 1 << 20, "MiB written sequentially (0: none)"},
-	{"swap-out-mib", WL_INT, "32", 0, 1 << 20, "MiB of anonymous memory paged out to swap (0: none)"},
+	{"random-writes", WL_INT, "100", 0, 100000, "4 KiB random writes (0: none)"},
+	{"seq-write-mib", WL_INT, "16", 0, 64, "MiB written sequentially (0: none)"},
+	{"swap-out-mib", WL_INT, "32", 0, 1024, "MiB of anonymous memory paged out to swap (0: none)"},
 	{"seed", WL_INT, "1", 0, 1LL << 40, "chooses the random offsets"},
 	{NULL},
 };

@@ -21,15 +21,15 @@
 
 static struct wl_opt opts[] = {
 	{"file", WL_STR, DATA "/stream.bin", 0, 0, "the file streamed through (with --sparse-multiple=0)"},
-	{"sparse-multiple", WL_NUM, "10", 0, 1000, "stream a sparse file of this many times MemTotal instead (0: --file)"},
+	{"sparse-multiple", WL_NUM, "10", 0.0, 100.0, "stream a sparse file of this many times MemTotal instead (0: --file)"},
 	{"chunk-pages", WL_INT, "110", 1, 4096, "pages per pread (the seed: 110)"},
 	{"step-pages", WL_INT, "100", 1, 4096, "pages between the starts of reads (the seed: 100)"},
 	{"app", WL_STR, DATA "/interactive", 0, 0, "the interactive program (a generated application)"},
 	{"app-data", WL_STR, DATA "/interactive.dat", 0, 0, "its data file"},
 	{"app-heap-mib", WL_INT, "2", 0, 1024, "its heap, MiB"},
-	{"period-us", WL_INT, "5000", 100, 60000000, "its wake-up period (its idle time between touches)"},
+	{"period-us", WL_INT, "5000", 500, 60000000, "its wake-up period (its idle time between touches)"},
 	{"begin-ms", WL_INT, "100", 0, 100000, "length of the begin phase"},
-	{"restore-ms", WL_INT, "200", 0, 100000, "length of the restore phase"},
+	{"restore-ms", WL_INT, "200", 0, 10000, "length of the restore phase"},
 	{NULL},
 };
 

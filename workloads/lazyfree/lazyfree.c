@@ -19,13 +19,13 @@
 
 static struct wl_opt opts[] = {
 	{"threads", WL_STR, "1,2,4", 0, 0, "thread counts, one phase each (the seed: 1 to 32)"},
-	{"records", WL_INT, "100", 1, 10000000, "records (copy + search) per thread"},
+	{"records", WL_INT, "100", 1, 100000, "records (copy + search) per thread"},
 	{"chunks", WL_INT, "64", 1, 100000, "chunks in the shared pool (ebizzy -n)"},
-	{"chunk-kib", WL_INT, "256", 4, 65536, "chunk size, KiB"},
+	{"chunk-kib", WL_INT, "256", 4, 4096, "chunk size, KiB"},
 	{"allocator", WL_STR, "arena", 0, 0, "arena (our own, madvise on free) or malloc"},
 	{"free", WL_STR, "free", 0, 0, "arena's madvise on free: free (MADV_FREE) or dontneed"},
 	{"label", WL_STR, "", 0, 0, "phase name prefix (default: the allocator)"},
-	{"seed", WL_INT, "1", 0, 1LL << 40, "chooses chunks and keys"},
+	{"seed", WL_INT, "1", 0, 1000000, "chooses chunks and keys"},
 	{NULL},
 };
 

@@ -13,7 +13,7 @@
 
 static struct wl_opt opts[] = {
 	{"file", WL_STR, "/usr/share/reclaim/data/mmap-seq/big.bin", 0, 0, "the file to read"},
-	{"passes", WL_INT, "3", 1, 100, "sequential passes over the file (iozone -i 1: a read and a re-read; one more)"},
+	{"passes", WL_INT, "3", 1, 20, "sequential passes over the file (iozone -i 1: a read and a re-read; one more)"},
 	{"stride", WL_INT, "64", 8, 4096, "bytes between loads within a page (64: every cache line)"},
 	{NULL},
 };

@@ -16,10 +16,10 @@
 
 static struct wl_opt opts[] = {
 	{"anon-mib", WL_INT, "0", 0, 1 << 20, "anonymous memory to fill, MiB (0: --anon-fraction of MemTotal)"},
-	{"anon-fraction", WL_NUM, "1.0", 0.01, 4, "anonymous memory as a fraction of MemTotal"},
+	{"anon-fraction", WL_NUM, "1.0", 0.1, 3.0, "anonymous memory as a fraction of MemTotal"},
 	{"file", WL_STR, "large.bin", 0, 0, "the file to read (a bare name: in the workload's data folder)"},
 	{"file-mib", WL_INT, "0", 0, 1 << 20, "MiB of the file to use (0: all of it)"},
-	{"rounds", WL_INT, "10", 1, 1000, "passes over the file"},
+	{"rounds", WL_INT, "10", 1, 100, "passes over the file"},
 	{NULL},
 };
 
