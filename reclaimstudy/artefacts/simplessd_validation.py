@@ -4,11 +4,15 @@ SimpleSSD-Standalone (reclaimstudy/artefacts/simplessd.py), and what the drive's
 an independent review published for each.
 
 A workload is SimpleSSD-Standalone's request generator ([generator], like fio's options)
-behind our SATA link (simplessd-patches/0004, Interface = 2), with no host overhead
-between requests (SubmissionLatency = CompletionLatency = 0): the simulated latency of a
-request is the device's alone, from its command leaving the host to its completion
-reaching it. Published queue-depth-1 latencies are 1 / IOPS of the maker's QD1 figure,
-which also holds the test machine's own I/O stack (a few microseconds).
+behind the drive's own interface (DRIVE_INTERFACES): a SATA drive behind our SATA link
+(simplessd-patches/0004, the driver's Interface = 2), an NVMe drive behind SimpleSSD's
+NVMe controller driven by the standalone driver's NVMe host (Interface = 1: one I/O
+queue pair of 1,024 entries, each DMA timed on the drive's PCIe link, host memory and
+interrupts free). No host overhead is added between requests (SubmissionLatency =
+CompletionLatency = 0): the simulated latency of a request is the device's alone, from
+its command leaving the host to its completion reaching it. Published queue-depth-1
+latencies are 1 / IOPS of the maker's QD1 figure, which also holds the test machine's
+own I/O stack (a few microseconds).
 """
 
 import re
@@ -22,7 +26,14 @@ from reclaimstudy.errors import StudyError
 from reclaimstudy.paths import CONFIGS
 
 DRIVES = CONFIGS / "simplessd"
-INTERFACE_SATA = 2
+# SimpleSSD-Standalone's [global] Interface for each host interface, and the commands
+# each lets a host keep outstanding: SATA's NCQ 32; NVMe, the standalone driver's one
+# I/O submission queue of 1,024 entries (sil/nvme/nvme.hh), of which 1,023 can be full.
+INTERFACES = {"sata": 2, "nvme": 1}
+MAX_DEPTH = {"sata": 32, "nvme": 1023}
+DEPTH_LIMIT = {"sata": "SATA's NCQ allows 1 to 32",
+               "nvme": "the standalone driver's NVMe I/O queue (1,024 entries) allows 1 to "
+                       "1023"}
 # The generator's seed for random offsets: any fixed value, so a run is repeatable.
 RANDOM_SEED = 77
 
@@ -97,7 +108,45 @@ SAMSUNG_850_PRO_256 = (
                 520, SPEC_850_PRO + ": 520 MB/s (256 GB, 512 GB, 1 TB)",
                 "none found in the stored reviews"),
 )
-DRIVE_MEASUREMENTS = {"samsung-850-pro-256gb": SAMSUNG_850_PRO_256}
+
+# Samsung SSD 950 PRO 256 GB (configs/simplessd/samsung-950-pro-256gb.cfg), an NVMe drive.
+# Samsung's own conditions for its figures (tool, threads, preconditioning) are not in the
+# stored copies of the specification; Tom's Hardware (its SM951-NVMe RAID report) writes
+# that Samsung specifies these drives with four workers. The independent figures are each
+# review's own, the capacity as said.
+SPEC_950_PRO = ("Samsung's 950 PRO specification (256 GB), as reproduced in Ubergizmo's "
+                "review and in AnandTech's 960 PRO review's comparison table")
+OCAHOLIC_950_PRO = ("ocaholic.ch, Samsung 950 Pro M.2 review (item 3932), conclusion: the "
+                    "capacity tested is not named there; its 924 MB/s sequential write "
+                    "matches the 256 GB's rating (900 MB/s), not the 512 GB's (1,500)")
+SAMSUNG_950_PRO_256 = (
+    Measurement("4 KiB random read, QD1", Workload("randread", "4K", 1, "16M"), "latency_us",
+                1e6 / 11_000, SPEC_950_PRO + ": 11,000 IOPS at QD1 (1 / IOPS)",
+                OCAHOLIC_950_PRO + ": 12,700 IOPS at QD1 (78.7 us)"),
+    Measurement("4 KiB random write, QD1", Workload("randwrite", "4K", 1, "16M"), "latency_us",
+                1e6 / 43_000, SPEC_950_PRO + ": 43,000 IOPS at QD1 (1 / IOPS)",
+                OCAHOLIC_950_PRO + ": 58,000 IOPS at QD1 (17.2 us)"),
+    Measurement("4 KiB random read, QD32", Workload("randread", "4K", 32, "64M"), "iops",
+                270_000, SPEC_950_PRO + ": 270,000 IOPS at QD32",
+                "none found for the 256 GB as a number (AnandTech's and Tom's Hardware's "
+                "queue-depth sweeps are charts)"),
+    Measurement("4 KiB random write, QD32", Workload("randwrite", "4K", 32, "64M"), "iops",
+                85_000, SPEC_950_PRO + ": 85,000 IOPS at QD32",
+                "none found as a number; AnandTech (\"Samsung 950 Pro SSD Review\", random "
+                "write page): the 950 Pro's random writes run about 20% below the SM951's"),
+    Measurement("128 KiB sequential read, QD32", Workload("read", "128K", 32, "1G"), "mb_s",
+                2_200, SPEC_950_PRO + ": 2,200 MB/s",
+                OCAHOLIC_950_PRO + ": 1,868 MB/s"),
+    Measurement("128 KiB sequential write, QD32", Workload("write", "128K", 32, "2G"), "mb_s",
+                900, SPEC_950_PRO + ": 900 MB/s",
+                "Golem.de (\"Samsung 950 Pro im Test\", page 2, the 256 GB): about 900 MB/s "
+                "writing 128 KiB at QD1 for three minutes, then 700 MB/s when it throttles "
+                "at 80 degrees; ocaholic.ch: 924 MB/s"),
+)
+DRIVE_MEASUREMENTS = {"samsung-850-pro-256gb": SAMSUNG_850_PRO_256,
+                      "samsung-950-pro-256gb": SAMSUNG_950_PRO_256}
+# The host interface each drive is measured through (its maker's).
+DRIVE_INTERFACES = {"samsung-850-pro-256gb": "sata", "samsung-950-pro-256gb": "nvme"}
 
 
 def drive_config(name: str) -> Path:
@@ -110,14 +159,17 @@ def drive_config(name: str) -> Path:
     return path
 
 
-def simulation_config(workload: Workload) -> str:
-    """SimpleSSD-Standalone's own configuration for one run of `workload` (its [global]
-    and [generator] sections; the drive is the other file)."""
+def simulation_config(workload: Workload, interface: str) -> str:
+    """SimpleSSD-Standalone's own configuration for one run of `workload` through
+    `interface` ("sata" or "nvme"; its [global] and [generator] sections: the drive is
+    the other file)."""
+    if interface not in INTERFACES:
+        raise StudyError(f"interface '{interface}': use {' or '.join(INTERFACES)}")
     if workload.pattern not in ("read", "write", "randread", "randwrite"):
         raise StudyError(f"workload pattern '{workload.pattern}': use read, write, randread "
                          f"or randwrite")
-    if not 1 <= workload.depth <= 32:
-        raise StudyError(f"queue depth {workload.depth}: SATA's NCQ allows 1 to 32")
+    if not 1 <= workload.depth <= MAX_DEPTH[interface]:
+        raise StudyError(f"queue depth {workload.depth}: {DEPTH_LIMIT[interface]}")
     return "\n".join([
         "[global]",
         "Mode = 0",                      # the request generator, not a trace
@@ -126,7 +178,7 @@ def simulation_config(workload: Workload) -> str:
         "DebugLogFile =",
         "LatencyLogFile = latency.csv",  # id, offset, length, latency (ps), a request a line
         "ProgressPeriod = 0",
-        f"Interface = {INTERFACE_SATA}",
+        f"Interface = {INTERFACES[interface]}",
         "Scheduler = 0",
         "SubmissionLatency = 0",
         "CompletionLatency = 0",
@@ -165,11 +217,13 @@ def parse_run(stdout: str, latency_log: Path) -> tuple[int, float, int, float]:
     return len(latencies), simulated_s, int(moved[1]), sum(latencies) / len(latencies) / 1e6
 
 
-def run_workload(binary: Path, drive: Path, workload: Workload, directory: Path) -> Result:
-    """One workload on one drive, in `directory` (its configuration, output and log)."""
+def run_workload(binary: Path, drive: Path, workload: Workload, directory: Path,
+                 interface: str) -> Result:
+    """One workload on one drive through `interface`, in `directory` (its configuration,
+    output and log)."""
     directory.mkdir(parents=True, exist_ok=True)
     sim = directory / "simulation.cfg"
-    sim.write_text(simulation_config(workload))
+    sim.write_text(simulation_config(workload, interface))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     proc = subprocess.run([str(binary), str(sim), str(drive), str(directory)],
