@@ -26,6 +26,7 @@ from tests.gem5_drives import (gem5_binary, needs_gem5_for, patch_file, reclaim_
 
 PROFILE = "desktop-nvme-ssd-64"
 SATA = "desktop-sata-ssd-64"
+REAL = "desktop-nvme-950-pro-64"
 PATCH = "0007-simplessd-nvme.patch"
 SIMPLESSD = {"key": "9809e9a43ddacadc", "version": "2.0.13", "timing": "simplessd-timing-1"}
 WITH_NVME = {**SIMPLESSD, "nvme": "simplessd-nvme-1"}
@@ -74,6 +75,33 @@ def test_the_nvme_drive_is_the_850_pros_description_with_an_nvme_front_end():
         ("1", "512", "0")
     text = (SIMPLESSD_DIR / "samsung-850-pro-256gb-nvme.cfg").read_text()
     assert "NOT A REAL" in text and "[pcie3x4]" in text and "[sample]" in text
+
+
+def test_the_real_nvme_profile_is_the_950_pro_held_to_its_makers_figures():
+    """desktop-nvme-950-pro-64: a real NVMe drive (the Samsung 950 PRO 256 GB), described
+    from its own parts and validated through SimpleSSD's NVMe controller; the rest of the
+    machine is desktop-nvme-ssd-64's, so the two share a boot's layout and differ only in
+    the drive."""
+    real, made_up = get_system(REAL), get_system(PROFILE)
+    timing = real.disk.timing
+    assert isinstance(timing, SimplessdTiming) and timing.interface == "nvme"
+    assert timing.config == "samsung-950-pro-256gb.cfg"
+    assert "Samsung SSD 950 PRO 256 GB" in timing.drive and "not a real" not in timing.drive
+    assert "RESULTS.md, SimpleSSD validation: the Samsung 950 PRO" in timing.validation
+    for part in ("cpu", "caches", "memory"):
+        assert getattr(real, part) == getattr(made_up, part), part
+    assert real.memory_layout() == made_up.memory_layout()
+    assert (real.disk.guest_layout, real.disk.reports_write_cache) == ("nvme", True)
+    assert real.identity()["disk"]["timing"]["config_sha256"] != \
+        made_up.identity()["disk"]["timing"]["config_sha256"]
+    # Its [nvme] front end is the one the made-up drive has (SimpleSSD's sample
+    # controller on PCIe 3.0 x4); its flash, cache, FTL and CPU are its own.
+    real_cfg = simplessd_sections(SIMPLESSD_DIR / "samsung-950-pro-256gb.cfg")
+    made_up_cfg = simplessd_sections(SIMPLESSD_DIR / "samsung-850-pro-256gb-nvme.cfg")
+    assert real_cfg["nvme"] == made_up_cfg["nvme"]
+    assert (real_cfg["cpu"]["ClockSpeed"], real_cfg["pal"]["Channel"],
+            real_cfg["pal"]["Package"], real_cfg["pal"]["Block"]) == \
+        ("500000000", "8", "2", "2048")
 
 
 def test_simplessd_setting_reads_one_key_of_one_section(tmp_path):
