@@ -81,32 +81,50 @@ class Result:
         return {"latency_us": self.mean_latency_us, "iops": self.iops, "mb_s": self.mb_s}[name]
 
 
+# The six figures a drive's specification gives, each with its workload and what it
+# measures: every drive's measurements name them alike.
+SPEC_FIGURES = {
+    "4 KiB random read, QD1": (Workload("randread", "4K", 1, "16M"), "latency_us"),
+    "4 KiB random write, QD1": (Workload("randwrite", "4K", 1, "16M"), "latency_us"),
+    "4 KiB random read, QD32": (Workload("randread", "4K", 32, "64M"), "iops"),
+    "4 KiB random write, QD32": (Workload("randwrite", "4K", 32, "64M"), "iops"),
+    "128 KiB sequential read, QD32": (Workload("read", "128K", 32, "1G"), "mb_s"),
+    "128 KiB sequential write, QD32": (Workload("write", "128K", 32, "2G"), "mb_s"),
+}
+
+
+def _figure(name: str, published: float, source: str, independent: str) -> Measurement:
+    """One of SPEC_FIGURES, as a drive's maker and a review published it."""
+    workload, metric = SPEC_FIGURES[name]
+    return Measurement(name, workload, metric, published, source, independent)
+
+
 # Samsung SSD 850 PRO 256 GB (configs/simplessd/samsung-850-pro-256gb.cfg).
 SPEC_850_PRO = ("Samsung's 850 PRO specification (256 GB), as reproduced in Ubergizmo's review "
                 "and Samsung's 2014 launch release (cdrinfo.com)")
 TOMS_850_PRO = ("Tom's Hardware, \"Samsung 850 Pro SSD Review: 3D Vertical NAND Hits Desktop "
                 "Storage\", 4 KB random read page")
 SAMSUNG_850_PRO_256 = (
-    Measurement("4 KiB random read, QD1", Workload("randread", "4K", 1, "16M"), "latency_us",
-                1e6 / 10_000, SPEC_850_PRO + ": 10,000 IOPS at QD1 (1 / IOPS)",
-                TOMS_850_PRO + ": \"right around 10,000 IOPS at a queue depth of one\""),
-    Measurement("4 KiB random write, QD1", Workload("randwrite", "4K", 1, "16M"), "latency_us",
-                1e6 / 36_000, SPEC_850_PRO + ": 36,000 IOPS at QD1 (1 / IOPS)",
-                "none found in the stored reviews"),
-    Measurement("4 KiB random read, QD32", Workload("randread", "4K", 32, "64M"), "iops",
-                100_000, SPEC_850_PRO + ": 100,000 IOPS at QD32",
-                TOMS_850_PRO + ": \"smoothly step up to 100,000 IOPS at a queue depth of 32\""),
-    Measurement("4 KiB random write, QD32", Workload("randwrite", "4K", 32, "64M"), "iops",
-                90_000, SPEC_850_PRO + ": 90,000 IOPS at QD32",
-                "Tom's Hardware (SM951 NVMe vs AHCI review, 2015): Samsung's figure is reached "
-                "fresh, not after Tom's preconditioning; no number given"),
-    Measurement("128 KiB sequential read, QD32", Workload("read", "128K", 32, "1G"), "mb_s",
-                550, SPEC_850_PRO + ": 550 MB/s",
-                "CrystalDiskMark 551.4 MB/s for the 256 GB, 512 GB and 1 TB drives "
-                "(cloudycircuitry.blogspot.com, 2015-05, \"samsungssd850pro256gb-512gb-and-1tb\")"),
-    Measurement("128 KiB sequential write, QD32", Workload("write", "128K", 32, "2G"), "mb_s",
-                520, SPEC_850_PRO + ": 520 MB/s (256 GB, 512 GB, 1 TB)",
-                "none found in the stored reviews"),
+    _figure("4 KiB random read, QD1",
+            1e6 / 10_000, SPEC_850_PRO + ": 10,000 IOPS at QD1 (1 / IOPS)",
+            TOMS_850_PRO + ": \"right around 10,000 IOPS at a queue depth of one\""),
+    _figure("4 KiB random write, QD1",
+            1e6 / 36_000, SPEC_850_PRO + ": 36,000 IOPS at QD1 (1 / IOPS)",
+            "none found in the stored reviews"),
+    _figure("4 KiB random read, QD32",
+            100_000, SPEC_850_PRO + ": 100,000 IOPS at QD32",
+            TOMS_850_PRO + ": \"smoothly step up to 100,000 IOPS at a queue depth of 32\""),
+    _figure("4 KiB random write, QD32",
+            90_000, SPEC_850_PRO + ": 90,000 IOPS at QD32",
+            "Tom's Hardware (SM951 NVMe vs AHCI review, 2015): Samsung's figure is reached "
+            "fresh, not after Tom's preconditioning; no number given"),
+    _figure("128 KiB sequential read, QD32",
+            550, SPEC_850_PRO + ": 550 MB/s",
+            "CrystalDiskMark 551.4 MB/s for the 256 GB, 512 GB and 1 TB drives "
+            "(cloudycircuitry.blogspot.com, 2015-05, \"samsungssd850pro256gb-512gb-and-1tb\")"),
+    _figure("128 KiB sequential write, QD32",
+            520, SPEC_850_PRO + ": 520 MB/s (256 GB, 512 GB, 1 TB)",
+            "none found in the stored reviews"),
 )
 
 # Samsung SSD 950 PRO 256 GB (configs/simplessd/samsung-950-pro-256gb.cfg), an NVMe drive.
@@ -120,28 +138,28 @@ OCAHOLIC_950_PRO = ("ocaholic.ch, Samsung 950 Pro M.2 review (item 3932), conclu
                     "capacity tested is not named there; its 924 MB/s sequential write "
                     "matches the 256 GB's rating (900 MB/s), not the 512 GB's (1,500)")
 SAMSUNG_950_PRO_256 = (
-    Measurement("4 KiB random read, QD1", Workload("randread", "4K", 1, "16M"), "latency_us",
-                1e6 / 11_000, SPEC_950_PRO + ": 11,000 IOPS at QD1 (1 / IOPS)",
-                OCAHOLIC_950_PRO + ": 12,700 IOPS at QD1 (78.7 us)"),
-    Measurement("4 KiB random write, QD1", Workload("randwrite", "4K", 1, "16M"), "latency_us",
-                1e6 / 43_000, SPEC_950_PRO + ": 43,000 IOPS at QD1 (1 / IOPS)",
-                OCAHOLIC_950_PRO + ": 58,000 IOPS at QD1 (17.2 us)"),
-    Measurement("4 KiB random read, QD32", Workload("randread", "4K", 32, "64M"), "iops",
-                270_000, SPEC_950_PRO + ": 270,000 IOPS at QD32",
-                "none found for the 256 GB as a number (AnandTech's and Tom's Hardware's "
-                "queue-depth sweeps are charts)"),
-    Measurement("4 KiB random write, QD32", Workload("randwrite", "4K", 32, "64M"), "iops",
-                85_000, SPEC_950_PRO + ": 85,000 IOPS at QD32",
-                "none found as a number; AnandTech (\"Samsung 950 Pro SSD Review\", random "
-                "write page): the 950 Pro's random writes run about 20% below the SM951's"),
-    Measurement("128 KiB sequential read, QD32", Workload("read", "128K", 32, "1G"), "mb_s",
-                2_200, SPEC_950_PRO + ": 2,200 MB/s",
-                OCAHOLIC_950_PRO + ": 1,868 MB/s"),
-    Measurement("128 KiB sequential write, QD32", Workload("write", "128K", 32, "2G"), "mb_s",
-                900, SPEC_950_PRO + ": 900 MB/s",
-                "Golem.de (\"Samsung 950 Pro im Test\", page 2, the 256 GB): about 900 MB/s "
-                "writing 128 KiB at QD1 for three minutes, then 700 MB/s when it throttles "
-                "at 80 degrees; ocaholic.ch: 924 MB/s"),
+    _figure("4 KiB random read, QD1",
+            1e6 / 11_000, SPEC_950_PRO + ": 11,000 IOPS at QD1 (1 / IOPS)",
+            OCAHOLIC_950_PRO + ": 12,700 IOPS at QD1 (78.7 us)"),
+    _figure("4 KiB random write, QD1",
+            1e6 / 43_000, SPEC_950_PRO + ": 43,000 IOPS at QD1 (1 / IOPS)",
+            OCAHOLIC_950_PRO + ": 58,000 IOPS at QD1 (17.2 us)"),
+    _figure("4 KiB random read, QD32",
+            270_000, SPEC_950_PRO + ": 270,000 IOPS at QD32",
+            "none found for the 256 GB as a number (AnandTech's and Tom's Hardware's "
+            "queue-depth sweeps are charts)"),
+    _figure("4 KiB random write, QD32",
+            85_000, SPEC_950_PRO + ": 85,000 IOPS at QD32",
+            "none found as a number; AnandTech (\"Samsung 950 Pro SSD Review\", random "
+            "write page): the 950 Pro's random writes run about 20% below the SM951's"),
+    _figure("128 KiB sequential read, QD32",
+            2_200, SPEC_950_PRO + ": 2,200 MB/s",
+            OCAHOLIC_950_PRO + ": 1,868 MB/s"),
+    _figure("128 KiB sequential write, QD32",
+            900, SPEC_950_PRO + ": 900 MB/s",
+            "Golem.de (\"Samsung 950 Pro im Test\", page 2, the 256 GB): about 900 MB/s "
+            "writing 128 KiB at QD1 for three minutes, then 700 MB/s when it throttles "
+            "at 80 degrees; ocaholic.ch: 924 MB/s"),
 )
 DRIVE_MEASUREMENTS = {"samsung-850-pro-256gb": SAMSUNG_850_PRO_256,
                       "samsung-950-pro-256gb": SAMSUNG_950_PRO_256}
