@@ -140,7 +140,7 @@ PATCHES_OF_SERIES = {
         # path as it was. An NVMe drive's runs are keyed by its own marker beside
         # 0006's and the SimpleSSD build (RECLAIMSTUDY_SIMPLESSD_NVME, Gem5.key_for).
         "0007-simplessd-nvme.patch":
-            "69e0057c56d760265a772f810b29bf7360416700782b6ea2fe42ac4b404b5fcb",
+            "ba746ee8a32f482de00b791eee765029619833787db2bb352c9e48ca9f44ee73",
     },
 }
 
