@@ -111,11 +111,12 @@ GEM5 = [
     (MetricSpec("dram_latency", "ticks", "time", "lower", "mean DRAM access latency"),
      r"mem_ctrl\d*\.dram\.avgMemAccLat$", "mean"),
     # gem5 names IDE DMA from the memory's side: the disk "reads" memory when it writes
-    # a sector, and "writes" memory when it reads one. Summed over the root and swap disks.
+    # a sector, and "writes" memory when it reads one. Summed over the root and swap disks;
+    # the NVMe drive counts its namespace's bytes itself (gem5-patches/0007).
     (MetricSpec("disk_read_bytes", "B", "count", "lower", "bytes read from the disks"),
-     r"\.IdeDisk\.dmaWriteBytes$", "sum"),
+     r"(\.IdeDisk\.dmaWriteBytes|\.nvme\.mediaReadBytes)$", "sum"),
     (MetricSpec("disk_write_bytes", "B", "count", "lower", "bytes written to the disks"),
-     r"\.IdeDisk\.dmaReadBytes$", "sum"),
+     r"(\.IdeDisk\.dmaReadBytes|\.nvme\.mediaWriteBytes)$", "sum"),
     # Our disk model's (gem5-patches/): commands' time from issue to data ready or
     # accepted, and the media's time seeking, rotating and transferring (a cached write
     # reaches the media after it was accepted, so the two overlap only in part).
@@ -129,9 +130,9 @@ GEM5 = [
     # disk read more, these tell more, smaller or scattered reads apart (the flash device
     # has no head, so its positioning time is 0).
     (MetricSpec("disk_reads", "commands", "count", "lower", "read commands the disks served"),
-     r"\.timing\.reads$", "sum"),
+     r"(\.timing\.reads|\.nvme\.simplessd::read_request_count)$", "sum"),
     (MetricSpec("disk_writes", "commands", "count", "lower", "write commands the disks served"),
-     r"\.timing\.writes$", "sum"),
+     r"(\.timing\.writes|\.nvme\.simplessd::write_request_count)$", "sum"),
     (MetricSpec("disk_position_ticks", "ticks", "time", "lower",
                 "disk media's time seeking and waiting for rotation, summed"),
      r"\.timing\.(seekTicks|rotationTicks)$", "sum"),
@@ -149,6 +150,25 @@ GEM5 = [
     (MetricSpec("disk_buffer_misses", "commands", "count", "lower",
                 "reads the drive's buffer did not hold (DiskSim)"),
      r"\.timing\.readMisses$", "sum"),
+    # SimpleSSD's flash (the SATA drive's `timing.simplessd::`, the NVMe drive's
+    # `nvme.simplessd::`, gem5-patches/0006 and 0007): reads its DRAM cache served,
+    # garbage collections and the pages they copied, and the flash's own page reads and
+    # programs (what a policy's reads and swap writes cost the media).
+    (MetricSpec("flash_cache_read_hits", "requests", "count", "higher",
+                "reads the SSD's DRAM cache served (SimpleSSD)"),
+     r"\.simplessd::icl_generic_cache_read_from_cache$", "sum"),
+    (MetricSpec("flash_gc", "collections", "count", "lower",
+                "the SSD's garbage collections (SimpleSSD)"),
+     r"\.simplessd::ftl_page_mapping_gc_count$", "sum"),
+    (MetricSpec("flash_gc_page_copies", "pages", "count", "lower",
+                "pages the SSD's garbage collection copied (SimpleSSD)"),
+     r"\.simplessd::ftl_page_mapping_gc_page_copies$", "sum"),
+    (MetricSpec("flash_page_reads", "pages", "count", "lower",
+                "flash page reads (SimpleSSD)"),
+     r"\.simplessd::pal_read_count$", "sum"),
+    (MetricSpec("flash_page_programs", "pages", "count", "lower",
+                "flash page programs (SimpleSSD)"),
+     r"\.simplessd::pal_program_count$", "sum"),
     # The hard disk model's commands that began where the one before ended: no seek and
     # no rotation, only the transfer. Where positioning is most of the disk's time (the
     # desktop), the commands that jump (DISK_JUMPS) are what a policy's run time follows.

@@ -221,3 +221,33 @@ def test_disksims_buffer_counts_are_read_per_phase(tmp_path):
     assert [value[p, "disk_buffer_hits"] for p in "ab"] == [55, 21]
     assert [value[p, "disk_buffer_misses"] for p in "ab"] == [12, 28]
     assert value["a", "disk_position_ticks"] == 12
+
+
+def test_the_nvme_drives_bytes_commands_and_flash_counts_are_read_per_phase(tmp_path):
+    """Names as gem5 with 0007 writes them (a boot's stats.txt): the NVMe drive's own
+    byte counts and SimpleSSD's, beside the IDE disks' (none here)."""
+    from analysis.table import gem5_rows
+    nvme = "board.pc.nvme"
+    blocks = []
+    for reads, writes, hits, gc in ((121, 1, 68, 0), (40, 300, 9, 2)):
+        blocks.append("\n".join([
+            "---------- Begin Simulation Statistics ----------", "simSeconds 1.0",
+            f"{nvme}.mediaReadBytes {reads * 4096}", f"{nvme}.mediaWriteBytes {writes * 4096}",
+            f"{nvme}.simplessd::read_request_count {reads}",
+            f"{nvme}.simplessd::write_request_count {writes}",
+            f"{nvme}.simplessd::icl_generic_cache_read_from_cache {hits}",
+            f"{nvme}.simplessd::ftl_page_mapping_gc_count {gc}",
+            f"{nvme}.simplessd::ftl_page_mapping_gc_page_copies {gc * 100}",
+            f"{nvme}.simplessd::pal_read_count {reads * 2}",
+            f"{nvme}.simplessd::pal_program_count {writes}",
+            "---------- End Simulation Statistics   ----------"]))
+    (tmp_path / "stats.txt").write_text("\n\n".join(blocks) + "\n")
+    value = {(r["phase"], r["metric"]): r["value"] for r in gem5_rows(tmp_path, ["a", "b"])}
+    assert [value[p, "disk_reads"] for p in "ab"] == [121, 40]
+    assert [value[p, "disk_writes"] for p in "ab"] == [1, 300]
+    assert [value[p, "disk_read_bytes"] for p in "ab"] == [121 * 4096, 40 * 4096]
+    assert [value[p, "disk_write_bytes"] for p in "ab"] == [4096, 300 * 4096]
+    assert [value[p, "flash_cache_read_hits"] for p in "ab"] == [68, 9]
+    assert [value[p, "flash_gc"] for p in "ab"] == [0, 2]
+    assert value["b", "flash_gc_page_copies"] == 200
+    assert value["a", "flash_page_reads"] == 242 and value["b", "flash_page_programs"] == 300
