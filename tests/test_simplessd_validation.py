@@ -330,20 +330,32 @@ def test_build_is_cached_and_records_its_inputs(build):
     assert build_simplessd(Path(SIMPLESSD)).directory == build.directory
 
 
+def figures(measurements: dict, misses: dict) -> list:
+    """(drive, measurement) parameters, each a strict xfail where `misses` gives it a
+    reason (the drive's figures SimpleSSD misses by more than the tolerance)."""
+    return [pytest.param(name, m, id=f"{name}: {m.name}",
+                         marks=[pytest.mark.xfail(reason=misses[name][m.name], strict=True)]
+                         if m.name in misses.get(name, {}) else [])
+            for name, figures_of in measurements.items() for m in figures_of]
+
+
+def assert_within(drive: str, result, measurement, tolerance: float, against: str):
+    """SimpleSSD's figure within `tolerance` of the published one (`against` says what
+    that is), the message giving both."""
+    off = error(result, measurement)
+    assert abs(off) <= tolerance, (
+        f"{drive}, {measurement.name}: SimpleSSD gives {result.metric(measurement.metric):.1f} "
+        f"{measurement.metric}, {against} ({off:+.2%}, allowed ±{tolerance:.0%})")
+
+
 @pytest.mark.source
 @needs_simplessd
-@pytest.mark.parametrize("drive, measurement", [
-    pytest.param(name, m, id=f"{name}: {m.name}",
-                 marks=[pytest.mark.xfail(reason=KNOWN_MISSES[name][m.name], strict=True)]
-                 if m.name in KNOWN_MISSES[name] else [])
-    for name in VALIDATED for m in DRIVE_MEASUREMENTS[name]])
+@pytest.mark.parametrize("drive, measurement", figures(
+    {name: DRIVE_MEASUREMENTS[name] for name in VALIDATED}, KNOWN_MISSES))
 def test_drive_matches_its_published_measurement(runs, drive, measurement):
     result = runs(drive)[measurement.name]
-    simulated = result.metric(measurement.metric)
     assert result.requests > 0
-    assert abs(error(result, measurement)) <= TOLERANCE, (
-        f"{drive}, {measurement.name}: SimpleSSD gives {simulated:.1f} {measurement.metric}, "
-        f"{measurement.source} ({error(result, measurement):+.1%}, allowed ±{TOLERANCE:.0%})")
+    assert_within(drive, result, measurement, TOLERANCE, measurement.source)
 
 
 @pytest.mark.source
@@ -368,28 +380,17 @@ def test_nvme_sequential_read_is_the_pcie_links(runs):
 
 @pytest.mark.source
 @needs_simplessd
-@pytest.mark.parametrize("calibrated, measurement", [
-    pytest.param(name, m, id=f"{name}: {m.name}")
-    for name in CALIBRATED_DRIVES for m in calibration_figures(CALIBRATED[name])])
+@pytest.mark.parametrize("calibrated, measurement", figures(
+    {name: calibration_figures(CALIBRATED[name]) for name in CALIBRATED_DRIVES}, {}))
 def test_calibrated_drive_reproduces_its_calibration_figures(runs, calibrated, measurement):
-    result = runs(calibrated)[measurement.name]
-    assert abs(error(result, measurement)) <= CALIBRATION_TOLERANCE, (
-        f"{calibrated}, {measurement.name}: SimpleSSD gives "
-        f"{result.metric(measurement.metric):.1f} {measurement.metric}, fitted to "
-        f"{measurement.published:.1f} ({error(result, measurement):+.2%}, allowed "
-        f"±{CALIBRATION_TOLERANCE:.0%})")
+    assert_within(calibrated, runs(calibrated)[measurement.name], measurement,
+                  CALIBRATION_TOLERANCE, f"fitted to {measurement.published:.1f}")
 
 
 @pytest.mark.source
 @needs_simplessd
-@pytest.mark.parametrize("calibrated, measurement", [
-    pytest.param(name, m, id=f"{name}: {m.name}",
-                 marks=[pytest.mark.xfail(reason=CALIBRATED_MISSES[name][m.name], strict=True)]
-                 if m.name in CALIBRATED_MISSES[name] else [])
-    for name in CALIBRATED_DRIVES for m in held_out(CALIBRATED[name])])
+@pytest.mark.parametrize("calibrated, measurement", figures(
+    {name: held_out(CALIBRATED[name]) for name in CALIBRATED_DRIVES}, CALIBRATED_MISSES))
 def test_calibrated_drive_matches_its_held_out_figures(runs, calibrated, measurement):
-    result = runs(calibrated)[measurement.name]
-    assert abs(error(result, measurement)) <= TOLERANCE, (
-        f"{calibrated}, {measurement.name} (held out): SimpleSSD gives "
-        f"{result.metric(measurement.metric):.1f} {measurement.metric}, "
-        f"{measurement.source} ({error(result, measurement):+.1%}, allowed ±{TOLERANCE:.0%})")
+    assert_within(f"{calibrated} (held out)", runs(calibrated)[measurement.name], measurement,
+                  TOLERANCE, measurement.source)
