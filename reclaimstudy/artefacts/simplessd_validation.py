@@ -4,11 +4,12 @@ SimpleSSD-Standalone (reclaimstudy/artefacts/simplessd.py), and what the drive's
 an independent review published for each.
 
 A workload is SimpleSSD-Standalone's request generator ([generator], like fio's options)
-behind our SATA link (simplessd-patches/0004, Interface = 2), with no host overhead
-between requests (SubmissionLatency = CompletionLatency = 0): the simulated latency of a
-request is the device's alone, from its command leaving the host to its completion
-reaching it. Published queue-depth-1 latencies are 1 / IOPS of the maker's QD1 figure,
-which also holds the test machine's own I/O stack (a few microseconds).
+behind the drive's own link: our SATA link (simplessd-patches/0004, Interface = 2) for a
+SATA drive, our eMMC bus in HS400 mode (0006, Interface = 4) for a phone's eMMC, with no
+host overhead between requests (SubmissionLatency = CompletionLatency = 0): the simulated
+latency of a request is the device's alone, from its command leaving the host to its
+completion reaching it. Published queue-depth-1 latencies are 1 / IOPS of the maker's QD1
+figure, which also holds the test machine's own I/O stack (a few microseconds).
 """
 
 import re
@@ -23,6 +24,11 @@ from reclaimstudy.paths import CONFIGS
 
 DRIVES = CONFIGS / "simplessd"
 INTERFACE_SATA = 2
+INTERFACE_EMMC = 4
+# The queue depths each link allows: SATA's NCQ 1 to 32; eMMC before 5.1's command queue
+# serves one command at a time.
+DEPTHS = {INTERFACE_SATA: (32, "SATA's NCQ allows 1 to 32"),
+          INTERFACE_EMMC: (1, "eMMC 5.0 serves one command at a time (1 only)")}
 # The generator's seed for random offsets: any fixed value, so a run is repeatable.
 RANDOM_SEED = 77
 
@@ -97,7 +103,37 @@ SAMSUNG_850_PRO_256 = (
                 520, SPEC_850_PRO + ": 520 MB/s (256 GB, 512 GB, 1 TB)",
                 "none found in the stored reviews"),
 )
-DRIVE_MEASUREMENTS = {"samsung-850-pro-256gb": SAMSUNG_850_PRO_256}
+
+# Samsung eMMC 5.0 "eMMC PRO" 32 GB (configs/simplessd/samsung-emmc-pro-32gb.cfg). eMMC 5.0
+# has no command queue, so every figure is at queue depth 1, the maker's random IOPS too;
+# the sequential workloads use 512 KiB commands, the largest Linux's SDHCI host driver
+# sends (max_req_size), as no transfer size is published with the maker's figures.
+SPEC_EMMC_PRO = ("Samsung's eMMC 5.0 mass-production announcement, July 2013, for its 32 and "
+                 "64 GB parts (SamMobile, 2013-07-27; Engadget)")
+PHONEARENA_2015 = ("PhoneArena's AndroBench of 2014's flagships (2015-03, as reported by "
+                   "gadgetdaily.xyz and juggly.cn)")
+EMMC_PRO_32 = (
+    Measurement("4 KiB random read, QD1", Workload("randread", "4K", 1, "16M"), "latency_us",
+                1e6 / 7_000, SPEC_EMMC_PRO + ": 7,000 random read IOPS (1 / IOPS)",
+                PHONEARENA_2015 + ": Galaxy Note 4 (32 GB Samsung eMMC 5.0) 20.56 MB/s of 4 KB "
+                "random reads, about 5,000 IOPS (195-205 us through its file system); "
+                "GSMArena (2015): Galaxy S5 (16 GB) 4,858 IOPS"),
+    Measurement("4 KiB random write, QD1", Workload("randwrite", "4K", 1, "16M"), "latency_us",
+                1e6 / 7_000, SPEC_EMMC_PRO + ": 7,000 random write IOPS (1 / IOPS)",
+                PHONEARENA_2015 + ": below the Xperia Z3's 9.26 MB/s, the best of the eMMC "
+                "phones (under about 2,300 IOPS); no number for the Note 4"),
+    Measurement("512 KiB sequential read, QD1", Workload("read", "512K", 1, "1G"), "mb_s",
+                250, SPEC_EMMC_PRO + ": 250 MB/s",
+                "The Tech Report, Galaxy Note 4 (Exynos) review: 204 MB/s average read"),
+    Measurement("512 KiB sequential write, QD1", Workload("write", "512K", 1, "1G"), "mb_s",
+                90, SPEC_EMMC_PRO + ": 90 MB/s",
+                "none found with a number in the stored reviews"),
+)
+DRIVE_MEASUREMENTS = {"samsung-850-pro-256gb": SAMSUNG_850_PRO_256,
+                      "samsung-emmc-pro-32gb": EMMC_PRO_32}
+# The link each drive is measured behind ([global] Interface).
+DRIVE_INTERFACES = {"samsung-850-pro-256gb": INTERFACE_SATA,
+                    "samsung-emmc-pro-32gb": INTERFACE_EMMC}
 
 
 def drive_config(name: str) -> Path:
@@ -110,14 +146,18 @@ def drive_config(name: str) -> Path:
     return path
 
 
-def simulation_config(workload: Workload) -> str:
-    """SimpleSSD-Standalone's own configuration for one run of `workload` (its [global]
-    and [generator] sections; the drive is the other file)."""
+def simulation_config(workload: Workload, interface: int = INTERFACE_SATA) -> str:
+    """SimpleSSD-Standalone's own configuration for one run of `workload` behind the link
+    `interface` (its [global] and [generator] sections; the drive is the other file)."""
     if workload.pattern not in ("read", "write", "randread", "randwrite"):
         raise StudyError(f"workload pattern '{workload.pattern}': use read, write, randread "
                          f"or randwrite")
-    if not 1 <= workload.depth <= 32:
-        raise StudyError(f"queue depth {workload.depth}: SATA's NCQ allows 1 to 32")
+    if interface not in DEPTHS:
+        raise StudyError(f"interface {interface}: use {INTERFACE_SATA} (SATA) or "
+                         f"{INTERFACE_EMMC} (eMMC)")
+    deepest, allowed = DEPTHS[interface]
+    if not 1 <= workload.depth <= deepest:
+        raise StudyError(f"queue depth {workload.depth}: {allowed}")
     return "\n".join([
         "[global]",
         "Mode = 0",                      # the request generator, not a trace
@@ -126,7 +166,7 @@ def simulation_config(workload: Workload) -> str:
         "DebugLogFile =",
         "LatencyLogFile = latency.csv",  # id, offset, length, latency (ps), a request a line
         "ProgressPeriod = 0",
-        f"Interface = {INTERFACE_SATA}",
+        f"Interface = {interface}",
         "Scheduler = 0",
         "SubmissionLatency = 0",
         "CompletionLatency = 0",
@@ -165,11 +205,13 @@ def parse_run(stdout: str, latency_log: Path) -> tuple[int, float, int, float]:
     return len(latencies), simulated_s, int(moved[1]), sum(latencies) / len(latencies) / 1e6
 
 
-def run_workload(binary: Path, drive: Path, workload: Workload, directory: Path) -> Result:
-    """One workload on one drive, in `directory` (its configuration, output and log)."""
+def run_workload(binary: Path, drive: Path, workload: Workload, directory: Path,
+                 interface: int = INTERFACE_SATA) -> Result:
+    """One workload on one drive behind the link `interface`, in `directory` (its
+    configuration, output and log)."""
     directory.mkdir(parents=True, exist_ok=True)
     sim = directory / "simulation.cfg"
-    sim.write_text(simulation_config(workload))
+    sim.write_text(simulation_config(workload, interface))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     proc = subprocess.run([str(binary), str(sim), str(drive), str(directory)],
