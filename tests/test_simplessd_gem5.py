@@ -83,6 +83,48 @@ def test_a_simplessd_drive_says_what_it_is_or_is_refused(tmp_path, swap, timing,
         get_system("bad", tmp_path)
 
 
+# The phone profile the validated eMMC would give (mobile-lpddr's processor, caches and
+# memory at 64 MiB, root and swap on the one device), not in configs/systems/ because gem5
+# cannot time its bus yet: the loader refuses it, saying why.
+PHONE_EMMC_PROFILE = """description = "mobile-lpddr at 64 MiB with its flash a phone's eMMC simulated by SimpleSSD 2.0"
+[cpu]
+model = "timing"
+cores = 1
+clock = "1.5GHz"
+[caches]
+hierarchy = "private-l1-shared-l2"
+l1d = "32KiB"
+l1i = "32KiB"
+l2 = "512KiB"
+[memory]
+type = "LPDDR3_1600"
+size_mib = 64
+[disk]
+profile = "flash"
+swap = "partition"
+swap_mib = 256
+[disk.timing]
+model = "simplessd"
+drive = "Samsung eMMC 5.0 (eMMC PRO) 32 GB, 2013, SimpleSSD 2.0 from its published parts"
+config = "samsung-emmc-pro-32gb.cfg"
+interface = "emmc"
+validation = "1 of the maker's 4 figures within 15% (tests/benchmarks/RESULTS.md)"
+"""
+
+
+def test_the_phone_emmc_profile_is_refused_until_gem5_times_its_bus(tmp_path):
+    (tmp_path / "mobile-emmc-samsung-pro-32gb-64.toml").write_text(PHONE_EMMC_PROFILE)
+    with pytest.raises(StudyError, match=r"mobile-emmc-samsung-pro-32gb-64.toml "
+                                         r"\[disk.timing.simplessd\]: interface = 'emmc'; "
+                                         r"not yet in gem5"):
+        get_system("mobile-emmc-samsung-pro-32gb-64", tmp_path)
+    # The same profile behind the SATA link is refused too: the drive has no SATA link.
+    sata = PHONE_EMMC_PROFILE.replace('interface = "emmc"\n', "")
+    (tmp_path / "sata.toml").write_text(sata)
+    with pytest.raises(StudyError, match="describes no SATA link"):
+        get_system("sata", tmp_path)
+
+
 def binary(simplessd: dict | None = None) -> gem5_backend.Gem5:
     return gem5_binary(simplessd=simplessd)
 
