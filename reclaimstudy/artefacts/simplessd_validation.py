@@ -116,7 +116,7 @@ EMMC_PRO_32 = (
     Measurement("4 KiB random read, QD1", Workload("randread", "4K", 1, "16M"), "latency_us",
                 1e6 / 7_000, SPEC_EMMC_PRO + ": 7,000 random read IOPS (1 / IOPS)",
                 PHONEARENA_2015 + ": Galaxy Note 4 (32 GB Samsung eMMC 5.0) 20.56 MB/s of 4 KB "
-                "random reads, about 5,000 IOPS (195-205 us through its file system); "
+                "random reads, about 5,000-5,300 IOPS (190-200 us through its file system); "
                 "GSMArena (2015): Galaxy S5 (16 GB) 4,858 IOPS"),
     Measurement("4 KiB random write, QD1", Workload("randwrite", "4K", 1, "16M"), "latency_us",
                 1e6 / 7_000, SPEC_EMMC_PRO + ": 7,000 random write IOPS (1 / IOPS)",
