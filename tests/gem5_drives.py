@@ -1,6 +1,6 @@
 """What the tests of gem5's drives share (our analytic model, DiskSim's and SimpleSSD's
 linked in): a system file around a [disk.timing] table, a gem5 binary that says what it
-links, a file a gem5 patch creates, why this machine's gem5 cannot run a profile, a small
+links, a file a gem5 patch creates (as created, or as the series leaves it), why this machine's gem5 cannot run a profile, a small
 disk-calib job, and a drive's statistics summed over the job's phases."""
 
 import json
@@ -50,6 +50,31 @@ def patch_file(patch: str, path: str) -> str:
             break
         body.append(line[1:])
     return "\n".join(body) + "\n"
+
+
+def series_file(path: str) -> str:
+    """A file some gem5 patch creates, as the whole series leaves it: as created, then
+    each later patch's changes to it applied in turn (`patch`)."""
+    import subprocess
+    import tempfile
+    patches = [p.name for p in gem5_build.read_series().patches]
+    made = next(i for i, name in enumerate(patches)
+                if f"--- /dev/null\n+++ b/{path}\n" in (gem5_build.GEM5_PATCHES / name).read_text())
+    with tempfile.TemporaryDirectory() as tree:
+        target = Path(tree) / path
+        target.parent.mkdir(parents=True)
+        target.write_text(patch_file(patches[made], path))
+        for name in patches[made + 1:]:
+            text = (gem5_build.GEM5_PATCHES / name).read_text()
+            header = f"diff --git a/{path} b/{path}\n"
+            if header not in text:
+                continue
+            start = text.index(header)
+            end = text.find("\ndiff --git ", start)
+            section = text[start:] if end < 0 else text[start:end + 1]
+            subprocess.run(["patch", "-s", "-p1", "-d", tree], input=section, text=True,
+                           check=True)
+        return target.read_text()
 
 
 def reclaim_fs_functions(names: tuple[str, ...], namespace: dict) -> dict:

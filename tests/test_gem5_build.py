@@ -141,6 +141,11 @@ PATCHES_OF_SERIES = {
         # 0006's and the SimpleSSD build (RECLAIMSTUDY_SIMPLESSD_NVME, Gem5.key_for).
         "0007-simplessd-nvme.patch":
             "ba746ee8a32f482de00b791eee765029619833787db2bb352c9e48ca9f44ee73",
+        # 0008 lets 0006's drive stand behind an eMMC bus (link = 'emmc') and leaves the
+        # SATA drive's path as it was. An eMMC drive's runs are keyed by its own marker
+        # beside 0006's and the SimpleSSD build (RECLAIMSTUDY_SIMPLESSD_EMMC, key_for).
+        "0008-simplessd-emmc-link.patch":
+            "8595ab4d6dd6dd3d12c8be4851268dbddde39a03744f984fd820c4d81f3544cc",
     },
 }
 

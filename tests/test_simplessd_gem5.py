@@ -1,11 +1,13 @@
-"""SimpleSSD as gem5's SATA SSD: gem5-patches/0006's SimpleSSDTiming behind the IDE disk at
-queue depth 1, the profile desktop-sata-ssd-64 ([disk.timing] model = "simplessd") and
-`./study gem5 --simplessd DIR`.
+"""SimpleSSD as gem5's SATA SSD and a phone's eMMC: gem5-patches/0006's SimpleSSDTiming
+behind the IDE disk at queue depth 1, the profile desktop-sata-ssd-64 ([disk.timing] model
+= "simplessd"), the same drive behind an eMMC bus (0008; mobile-emmc-samsung-pro-32gb-64)
+and `./study gem5 --simplessd DIR`.
 
 On the host alone: the profile, the keys and the refusals. With SIMPLESSD (a
 SimpleSSD-Standalone checkout): the patch's engine, built outside gem5
 (tests/simplessd/serve.cc), completes every command at the picosecond
-SimpleSSD-Standalone's trace replayer does behind simplessd-patches/0004's SATA link, a
+SimpleSSD-Standalone's trace replayer does behind simplessd-patches/0004's SATA link (and,
+for the eMMC, behind 0006's eMMC bus), a
 second process repeats it, and a drive that would draw from std::random_device is
 refused. With GEM5 (a gem5 built with --simplessd; marked gem5): the drive inside gem5
 answers every command as SimpleSSD standalone does, every restore gives back the drive
@@ -28,10 +30,14 @@ from reclaimstudy.backends.guest import DEVICES
 from reclaimstudy.config.systems import SimplessdTiming, get_system
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256
-from tests.gem5_drives import (drive_stats, gem5_binary, needs_gem5_for, patch_file,
-                               prepared_disk_calib, system_toml)
+from tests.gem5_drives import (drive_stats, gem5_binary, needs_gem5_for,
+                               prepared_disk_calib, series_file, system_toml)
 
 PROFILE = "desktop-sata-ssd-64"
+EMMC_PROFILE = "mobile-emmc-samsung-pro-32gb-64"
+# Each profile's link, as serve.cc names it, and SimpleSSD-Standalone's [global] Interface
+# for the same link (simplessd-patches/0004's SATA, 0006's eMMC).
+LINKS = {PROFILE: ("sata", 2), EMMC_PROFILE: ("emmc", 4)}
 SERVE = Path(__file__).parent / "simplessd" / "serve.cc"
 TICKS_PER_US = 10**6
 
@@ -68,6 +74,15 @@ def _simplessd_toml(swap: str = "partition", **timing) -> str:
     ("partition", {"validation": "fine"}, r"validation: say which published figures"),
     ("device", {}, r"swap = 'device': a gem5 process holds one SimpleSSD drive .* allowed: "
                    r"swap = \"partition\""),
+    # A phone's eMMC is described for its own bus, not a SATA link, and a SATA drive is
+    # not an eMMC: each is refused behind the other's link.
+    ("partition", {"config": "samsung-emmc-pro-32gb.cfg"},
+     r"interface = 'sata': samsung-emmc-pro-32gb.cfg describes no SATA link \(no \[sata\] "
+     r"SATAMode\)"),
+    ("partition", {"interface": "emmc"},
+     r"interface = 'emmc': samsung-850-pro-256gb.cfg describes a SATA link .* give a "
+     r"phone's eMMC, e.g. samsung-emmc-pro-32gb.cfg"),
+    ("partition", {"interface": "ufs"}, r"interface.*allowed: sata, nvme, emmc"),
 ])
 def test_a_simplessd_drive_says_what_it_is_or_is_refused(tmp_path, swap, timing, message):
     (tmp_path / "bad.toml").write_text(_simplessd_toml(swap, **timing))
@@ -132,6 +147,40 @@ def test_the_gem5_build_key_holds_simplessd_only_when_it_is_linked_in(tmp_path):
     assert info["include_dirs"][0].endswith("source/simplessd")
 
 
+EMMC_LINKED = {**SIMPLESSD, "emmc": "simplessd-emmc-1"}
+
+
+def test_the_phone_profile_is_the_emmc_behind_its_bus_on_one_non_rotating_device():
+    system = get_system(EMMC_PROFILE)
+    timing = system.disk.timing
+    assert isinstance(timing, SimplessdTiming) and timing.interface == "emmc"
+    assert "eMMC 5.0" in timing.drive and timing.config == "samsung-emmc-pro-32gb.cfg"
+    assert (system.memory.type, system.memory.size_mib) == ("LPDDR3_1600", 64)
+    assert (system.disk.swap, system.disk.rotational, system.disk.nvme) == (
+        "partition", False, False)
+    assert system.identity()["disk"]["timing"]["interface"] == "emmc"
+    assert gem5_backend.disk_timing_params(system)["interface"] == "emmc"
+
+
+def test_the_phone_profile_needs_a_gem5_with_the_emmc_bus_and_is_keyed_by_it():
+    phone, sata = get_system(EMMC_PROFILE), get_system(PROFILE)
+    with pytest.raises(StudyError, match=r"behind an eMMC bus .* needs gem5-patches/0008, "
+                                         r"but GEM5=/opt/gem5.fast was built without it .* "
+                                         r"holds 0008"):
+        gem5_backend.require_patches(binary(SIMPLESSD), phone)
+    gem5_backend.require_patches(binary(EMMC_LINKED), phone)
+    with_emmc, without = binary(EMMC_LINKED), binary(SIMPLESSD)
+    # A SATA drive's runs keep their key whether or not 0008 is built in; the phone's
+    # runs are keyed by the bus's version too.
+    assert with_emmc.key_for(sata) == without.key_for(sata)
+    assert with_emmc.key_for(phone) != with_emmc.key_for(sata)
+    assert binary({**EMMC_LINKED, "emmc": "simplessd-emmc-2"}).key_for(phone) != \
+        with_emmc.key_for(phone)
+    assert with_emmc.identity()["simplessd"]["emmc"] == "simplessd-emmc-1"
+    assert gem5_backend.script_key(phone) == gem5_backend.SCRIPT_KEYS["simplessd-emmc"]
+    assert gem5_backend.script_key(sata) == gem5_backend.SCRIPT_KEYS["simplessd"]
+
+
 def test_the_series_holds_0006_after_0005():
     names = [p.name for p in gem5_build.read_series().patches]
     assert names[names.index("0005-disksim-timing.patch") + 1] == "0006-simplessd-timing.patch"
@@ -152,7 +201,7 @@ def serve_program(build: simplessd_build.SimpleSSDBuild, work: Path) -> Path:
     for name in ("simplessd_engine.hh", "simplessd_engine.cc"):
         target = tree / "dev" / "storage" / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(patch_file("0006-simplessd-timing.patch", f"src/dev/storage/{name}"))
+        target.write_text(series_file(f"src/dev/storage/{name}"))
     drampower = sorted((build.directory / "build" / "CMakeFiles" / "simplessd-standalone.dir"
                         / "lib" / "drampower").rglob("*.o"))
     assert drampower, f"no DRAMPower objects in {build.directory}/build"
@@ -165,9 +214,10 @@ def serve_program(build: simplessd_build.SimpleSSDBuild, work: Path) -> Path:
     return program
 
 
-def serve(program: Path, config: Path, commands: list[str]) -> list[list[str]]:
+def serve(program: Path, config: Path, commands: list[str], link: str = "sata"
+          ) -> list[list[str]]:
     """Each command's "arrival kind sector sectors done link", in order."""
-    out = subprocess.run([str(program), str(config)], input="\n".join(commands) + "\n",
+    out = subprocess.run([str(program), str(config), link], input="\n".join(commands) + "\n",
                          capture_output=True, text=True, check=True).stdout
     lines = out.splitlines()
     return [line.split() for line in lines[:lines.index(next(
@@ -207,12 +257,15 @@ UseHexadecimal = 0
 
 
 def standalone_latencies(build: simplessd_build.SimpleSSDBuild, config: Path,
-                         commands: list[tuple[int, str, int, int]], work: Path) -> list[int]:
+                         commands: list[tuple[int, str, int, int]], work: Path,
+                         interface: int = 2) -> list[int]:
     """SimpleSSD-Standalone's trace replayer, strict timing (each command at its arrival,
-    relative to the first), behind 0004's SATA link: each command's latency in ticks."""
+    relative to the first), behind the link `interface` (2: 0004's SATA link, 4: 0006's
+    eMMC bus): each command's latency in ticks."""
     work.mkdir(parents=True)
     (work / "trace.txt").write_text("".join(f"{a} {k} {s} {n}\n" for a, k, s, n in commands))
-    (work / "simulation.cfg").write_text(TRACE_SIMULATION)
+    (work / "simulation.cfg").write_text(
+        TRACE_SIMULATION.replace("Interface = 2\n", f"Interface = {interface}\n"))
     subprocess.run([str(build.binary), "simulation.cfg", str(config), "."], cwd=work,
                    check=True, capture_output=True)
     rows = [line.split(", ") for line in (work / "latency.csv").read_text().splitlines()]
@@ -244,21 +297,26 @@ def commands(count: int, seed: int) -> list[str]:
 
 @pytest.mark.source
 @needs_simplessd
-def test_the_patchs_engine_answers_as_simplessd_standalone_to_the_picosecond(tmp_path):
+@pytest.mark.parametrize("profile", [PROFILE, EMMC_PROFILE])
+def test_the_patchs_engine_answers_as_simplessd_standalone_to_the_picosecond(tmp_path,
+                                                                            profile):
     build = simplessd_build.build_simplessd(Path(SOURCE))
-    config = get_system(PROFILE).disk.timing.config_path
+    config = get_system(profile).disk.timing.config_path
+    link, interface = LINKS[profile]
     program = serve_program(build, tmp_path)
-    served = serve(program, config, commands(3000, 77))
+    served = serve(program, config, commands(3000, 77), link)
     absolute = [f"{a} {k} {s} {n}" for a, k, s, n, *_ in served]
-    assert serve(program, config, absolute) == served  # another process, the same drive
+    assert serve(program, config, absolute, link) == served  # another process, same drive
     latencies = standalone_latencies(
         build, config, [(int(a), k, int(s), int(n)) for a, k, s, n, *_ in served],
-        tmp_path / "standalone")
+        tmp_path / "standalone", interface)
     ours = [int(done) - int(arrival) for arrival, _, _, _, done, _ in served]
     differ = [(i, ours[i], latencies[i]) for i in range(len(ours)) if ours[i] != latencies[i]]
     assert not differ, differ[:5]
-    print(f"{len(ours)} commands: every completion as SimpleSSD-Standalone's; mean "
-          f"{sum(ours) / len(ours) / TICKS_PER_US:.1f} us")
+    on_link = sum(int(f[5]) for f in served)
+    print(f"{profile}: {len(ours)} commands behind {link}, every completion as "
+          f"SimpleSSD-Standalone's; mean {sum(ours) / len(ours) / TICKS_PER_US:.1f} us, "
+          f"{on_link / sum(ours):.1%} of it on the link")
 
 
 def with_setting(config: Path, section: str, key: str, value: str, target: Path) -> Path:
@@ -301,8 +359,8 @@ DRIVE = (r"ide\.disks\d*\.timing\.(serviceTicks|commandTicks|ideTicks|linkTicks|
          r"|simplessd::(read_request_count|write_request_count|ftl_page_mapping_gc_count))$")
 
 
-def _prepared():
-    return prepared_disk_calib(PROFILE, "simplessd")
+def _prepared(profile: str = PROFILE):
+    return prepared_disk_calib(profile, "simplessd")
 
 
 def _linked_build(gem5: gem5_backend.Gem5) -> simplessd_build.SimpleSSDBuild:
@@ -320,32 +378,41 @@ def _log(path: Path) -> list[list[str]]:
     return [line.split() for line in path.read_text().splitlines()]
 
 
-def _check_against_standalone(gem5, lines: list[list[str]], work: Path) -> None:
+def _check_against_standalone(gem5, lines: list[list[str]], work: Path,
+                              profile: str = PROFILE) -> None:
     """Every command of `lines` (the boot's, replayed, then the run's), served in one
     SimpleSSD outside gem5 and by SimpleSSD-Standalone's trace replayer, completes when
     gem5's drive said it did."""
     build = _linked_build(gem5)
-    config = get_system(PROFILE).disk.timing.config_path
+    config = get_system(profile).disk.timing.config_path
+    link, interface = LINKS[profile]
     served = serve(serve_program(build, work), config,
-                   [f"{f[2]} {f[3]} {f[4]} {f[5]}" for f in lines])
+                   [f"{f[2]} {f[3]} {f[4]} {f[5]}" for f in lines], link)
     differ = [(i, f[6], s[4]) for i, (f, s) in enumerate(zip(lines, served)) if f[6] != s[4]]
     assert not differ, differ[:5]
     latencies = standalone_latencies(build, config, [(int(f[2]), f[3], int(f[4]), int(f[5]))
-                                                     for f in lines], work / "standalone")
+                                                     for f in lines], work / "standalone",
+                                     interface)
     differ = [(i, int(f[6]) - int(f[2]), latencies[i]) for i, f in enumerate(lines)
               if int(f[6]) - int(f[2]) != latencies[i]]
     assert not differ, differ[:5]
 
 
+needs_emmc_gem5 = needs_gem5_for(
+    EMMC_PROFILE, "./study gem5 --source GEM5_DIR --simplessd SIMPLESSD_DIR")
+
+
 @pytest.mark.gem5
-@needs_simplessd_gem5
-def test_the_drive_in_gem5_answers_every_command_as_simplessd_standalone(tmp_path):
+@pytest.mark.parametrize("profile", [
+    pytest.param(PROFILE, marks=needs_simplessd_gem5),
+    pytest.param(EMMC_PROFILE, marks=needs_emmc_gem5)])
+def test_the_drive_in_gem5_answers_every_command_as_simplessd_standalone(tmp_path, profile):
     """One guest job (disk-calib: random and sequential reads and writes) on the SimpleSSD
     profile, its drive logging each command it served; the same commands at the same
     ticks (the boot's, replayed at the restore, and the run's) through the engine outside
     gem5 and through SimpleSSD-Standalone complete at the same picosecond. What the IDE
     command adds to each is printed beside it."""
-    spec, prepared, params = _prepared()
+    spec, prepared, params = _prepared(profile)
     out = tmp_path / "run"
     result = gem5_backend.simulate(prepared.parts["gem5"], {**params, "disk_request_log": True},
                                    out, timeout_s=3600)
@@ -353,7 +420,7 @@ def test_the_drive_in_gem5_answers_every_command_as_simplessd_standalone(tmp_pat
     lines = _log(out / "simplessd-requests-0.txt")
     live = [f for f in lines if f[0] == "live"]
     assert len(live) > 100, len(lines)
-    _check_against_standalone(prepared.parts["gem5"], lines, tmp_path / "check")
+    _check_against_standalone(prepared.parts["gem5"], lines, tmp_path / "check", profile)
     stats = _drive_stats(out)
     commands_ = stats["reads"] + stats["writes"]
     assert 0 < commands_ <= len(live)
@@ -362,7 +429,8 @@ def test_the_drive_in_gem5_answers_every_command_as_simplessd_standalone(tmp_pat
     assert stats["commandTicks"] == pytest.approx(stats["serviceTicks"] + stats["ideTicks"],
                                                   rel=1e-3)
     assert 0 < stats["linkTicks"] < stats["serviceTicks"]
-    print(f"{len(live)} commands ({len(lines) - len(live)} replayed from the boot) answered "
+    print(f"{profile}: {len(live)} commands ({len(lines) - len(live)} replayed from the boot) "
+          f"answered "
           f"as SimpleSSD standalone; in the phases {commands_:.0f} commands, the drive's "
           f"service {stats['serviceTicks'] / commands_ / TICKS_PER_US:.1f} us a command "
           f"(the link {stats['linkTicks'] / commands_ / TICKS_PER_US:.1f}), the IDE command "
@@ -410,10 +478,12 @@ def test_every_restore_gives_back_the_drive_that_served_the_run_so_far(tmp_path)
 
 
 @pytest.mark.gem5
-@needs_simplessd_gem5
-def test_the_guest_sees_a_non_rotating_disk_and_swaps_to_it_as_solid_state(tmp_path):
+@pytest.mark.parametrize("profile", [
+    pytest.param(PROFILE, marks=needs_simplessd_gem5),
+    pytest.param(EMMC_PROFILE, marks=needs_emmc_gem5)])
+def test_the_guest_sees_a_non_rotating_disk_and_swaps_to_it_as_solid_state(tmp_path, profile):
     from tests.test_gem5_device_class import assert_swaps_to, device_class_view
 
-    view = device_class_view(PROFILE, tmp_path)
+    view = device_class_view(profile, tmp_path)
     assert view["rotational"] == {"sda": 0}, view
     assert_swaps_to(view, DEVICES["partition"][1], solid_state=True)

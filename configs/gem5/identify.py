@@ -43,6 +43,9 @@ if simplessd is not None:
             "m5.objects.SimpleSSDNVMe").RECLAIMSTUDY_SIMPLESSD_NVME
     except ImportError:
         simplessd["nvme"] = None
+    # gem5-patches/0008: the IDE drive behind an eMMC bus (its version; None without it).
+    simplessd["emmc"] = getattr(importlib.import_module("m5.objects.SimpleSSDTiming"),
+                                "RECLAIMSTUDY_SIMPLESSD_EMMC", None)
 
 print("RECLAIM-GEM5-IDENTITY " + json.dumps({
     "version": _m5.core.gem5Version,

@@ -100,9 +100,12 @@ def simplessd_timing(timing: dict, index: int, request_log: bool):
     whole drive). SimpleSSD draws nothing at random, so the run's seed does not reach it."""
     from m5.objects import SimpleSSDTiming  # only in a gem5 built with --simplessd
 
+    # A phone's eMMC: the same drive behind an eMMC bus (gem5-patches/0008). A SATA drive
+    # leaves the parameter at its default, as before 0008.
+    link = {"link": "emmc"} if timing["interface"] == "emmc" else {}
     return SimpleSSDTiming(
         config=timing["config_path"], sector_offset=timing["sector_offset"],
-        request_log=f"simplessd-requests-{index}.txt" if request_log else "")
+        request_log=f"simplessd-requests-{index}.txt" if request_log else "", **link)
 
 
 # gem5-patches/0007's NVMe drive on the board's PCI bus: the slot after the IDE

@@ -8,7 +8,8 @@ behind the drive's own interface (DRIVE_INTERFACES): a SATA drive behind our SAT
 (simplessd-patches/0004, the driver's Interface = 2), an NVMe drive behind SimpleSSD's
 NVMe controller driven by the standalone driver's NVMe host (Interface = 1: one I/O
 queue pair of 1,024 entries, each DMA timed on the drive's PCIe link, host memory and
-interrupts free). No host overhead is added between requests (SubmissionLatency =
+interrupts free), a phone's eMMC behind our eMMC bus in HS400 mode (0006, Interface = 4,
+one command at a time). No host overhead is added between requests (SubmissionLatency =
 CompletionLatency = 0): the simulated latency of a request is the device's alone, from
 its command leaving the host to its completion reaching it. Published queue-depth-1
 latencies are 1 / IOPS of the maker's QD1 figure, which also holds the test machine's
@@ -29,11 +30,13 @@ DRIVES = CONFIGS / "simplessd"
 # SimpleSSD-Standalone's [global] Interface for each host interface, and the commands
 # each lets a host keep outstanding: SATA's NCQ 32; NVMe, the standalone driver's one
 # I/O submission queue of 1,024 entries (sil/nvme/nvme.hh), of which 1,023 can be full.
-INTERFACES = {"sata": 2, "nvme": 1}
-MAX_DEPTH = {"sata": 32, "nvme": 1023}
+# eMMC 5.0, behind our HS400 bus (simplessd-patches/0006), has no command queue.
+INTERFACES = {"sata": 2, "nvme": 1, "emmc": 4}
+MAX_DEPTH = {"sata": 32, "nvme": 1023, "emmc": 1}
 DEPTH_LIMIT = {"sata": "SATA's NCQ allows 1 to 32",
                "nvme": "the standalone driver's NVMe I/O queue (1,024 entries) allows 1 to "
-                       "1023"}
+                       "1023",
+               "emmc": "eMMC 5.0 serves one command at a time (1 only)"}
 # The generator's seed for random offsets: any fixed value, so a run is repeatable.
 RANDOM_SEED = 77
 
@@ -161,10 +164,37 @@ SAMSUNG_950_PRO_256 = (
             "writing 128 KiB at QD1 for three minutes, then 700 MB/s when it throttles "
             "at 80 degrees; ocaholic.ch: 924 MB/s"),
 )
+# Samsung eMMC 5.0 "eMMC PRO" 32 GB (configs/simplessd/samsung-emmc-pro-32gb.cfg). eMMC 5.0
+# has no command queue, so every figure is at queue depth 1, the maker's random IOPS too;
+# the sequential workloads use 512 KiB commands, the largest Linux's SDHCI host driver
+# sends (max_req_size), as no transfer size is published with the maker's figures.
+SPEC_EMMC_PRO = ("Samsung's eMMC 5.0 mass-production announcement, July 2013, for its 32 and "
+                 "64 GB parts (SamMobile, 2013-07-27; Engadget)")
+PHONEARENA_2015 = ("PhoneArena's AndroBench of 2014's flagships (2015-03, as reported by "
+                   "gadgetdaily.xyz and juggly.cn)")
+EMMC_PRO_32 = (
+    Measurement("4 KiB random read, QD1", Workload("randread", "4K", 1, "16M"), "latency_us",
+                1e6 / 7_000, SPEC_EMMC_PRO + ": 7,000 random read IOPS (1 / IOPS)",
+                PHONEARENA_2015 + ": Galaxy Note 4 (32 GB Samsung eMMC 5.0) 20.56 MB/s of 4 KB "
+                "random reads, about 5,000-5,300 IOPS (190-200 us through its file system); "
+                "GSMArena (2015): Galaxy S5 (16 GB) 4,858 IOPS"),
+    Measurement("4 KiB random write, QD1", Workload("randwrite", "4K", 1, "16M"), "latency_us",
+                1e6 / 7_000, SPEC_EMMC_PRO + ": 7,000 random write IOPS (1 / IOPS)",
+                PHONEARENA_2015 + ": below the Xperia Z3's 9.26 MB/s, the best of the eMMC "
+                "phones (under about 2,300 IOPS); no number for the Note 4"),
+    Measurement("512 KiB sequential read, QD1", Workload("read", "512K", 1, "1G"), "mb_s",
+                250, SPEC_EMMC_PRO + ": 250 MB/s",
+                "The Tech Report, Galaxy Note 4 (Exynos) review: 204 MB/s average read"),
+    Measurement("512 KiB sequential write, QD1", Workload("write", "512K", 1, "1G"), "mb_s",
+                90, SPEC_EMMC_PRO + ": 90 MB/s",
+                "none found with a number in the stored reviews"),
+)
 DRIVE_MEASUREMENTS = {"samsung-850-pro-256gb": SAMSUNG_850_PRO_256,
-                      "samsung-950-pro-256gb": SAMSUNG_950_PRO_256}
+                      "samsung-950-pro-256gb": SAMSUNG_950_PRO_256,
+                      "samsung-emmc-pro-32gb": EMMC_PRO_32}
 # The host interface each drive is measured through (its maker's).
-DRIVE_INTERFACES = {"samsung-850-pro-256gb": "sata", "samsung-950-pro-256gb": "nvme"}
+DRIVE_INTERFACES = {"samsung-850-pro-256gb": "sata", "samsung-950-pro-256gb": "nvme",
+                    "samsung-emmc-pro-32gb": "emmc"}
 
 
 def drive_config(name: str) -> Path:
@@ -182,7 +212,8 @@ def simulation_config(workload: Workload, interface: str) -> str:
     `interface` ("sata" or "nvme"; its [global] and [generator] sections: the drive is
     the other file)."""
     if interface not in INTERFACES:
-        raise StudyError(f"interface '{interface}': use {' or '.join(INTERFACES)}")
+        *others, last = INTERFACES
+        raise StudyError(f"interface '{interface}': use {', '.join(others)} or {last}")
     if workload.pattern not in ("read", "write", "randread", "randwrite"):
         raise StudyError(f"workload pattern '{workload.pattern}': use read, write, randread "
                          f"or randwrite")

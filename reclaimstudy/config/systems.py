@@ -28,7 +28,9 @@ SIMPLESSD_DIR = CONFIGS / "simplessd"
 # How a SimpleSSD drive meets the guest ([disk.timing] interface): "sata", behind gem5's
 # IDE disk at queue depth 1 (gem5-patches/0006); "nvme", SimpleSSD's own NVMe controller
 # on the PCI bus, its queues as deep as Linux's driver makes them (gem5-patches/0007).
-SIMPLESSD_INTERFACES = ("sata", "nvme")
+# "emmc", the IDE disk at queue depth 1 behind an eMMC 5.0 bus in HS400 mode instead of
+# the SATA link (gem5-patches/0008, the bus of simplessd-patches/0006): a phone's storage.
+SIMPLESSD_INTERFACES = ("sata", "nvme", "emmc")
 CPU_MODELS = ("atomic", "timing", "o3")
 HIERARCHIES = ("none", "private-l1-private-l2", "private-l1-shared-l2")
 MEMORY_TYPES = ("DDR3_1600", "DDR4_2400", "LPDDR3_1600")
@@ -247,7 +249,9 @@ class SimplessdTiming(Part):
     against the drive's published measurements (tests/benchmarks/RESULTS.md), and how it
     meets the guest: a SATA drive behind the IDE disk at queue depth 1
     (gem5-patches/0006), or an NVMe drive on the PCI bus, SimpleSSD's own NVMe controller
-    with queues as deep as Linux's driver makes them (gem5-patches/0007)."""
+    with queues as deep as Linux's driver makes them (gem5-patches/0007), or a phone's
+    eMMC behind the IDE disk at queue depth 1 with an eMMC bus for the link
+    (gem5-patches/0008; the guest sees an ATA disk, sda, not an mmcblk device)."""
     model: Literal["simplessd"]
     drive: str
     # A file in configs/simplessd/.
@@ -266,6 +270,19 @@ class SimplessdTiming(Part):
         if "RESULTS.md" not in self.validation:
             raise ValueError("validation: say which published figures the drive meets and "
                              "where that is recorded (tests/benchmarks/RESULTS.md)")
+        if self.interface == "sata" and simplessd_setting(self.config_path, "sata",
+                                                          "SATAMode") is None:
+            raise ValueError(
+                f"interface = 'sata': {self.config} describes no SATA link (no [sata] "
+                f"SATAMode), so it is not a SATA drive (a phone's eMMC, for one, is "
+                f"described for its own bus); give a SATA drive, e.g. "
+                f"samsung-850-pro-256gb.cfg")
+        if self.interface == "emmc" and simplessd_setting(self.config_path, "sata",
+                                                          "SATAMode") is not None:
+            raise ValueError(
+                f"interface = 'emmc': {self.config} describes a SATA link ([sata] "
+                f"SATAMode), so it is a SATA drive, not an eMMC device; give a phone's "
+                f"eMMC, e.g. samsung-emmc-pro-32gb.cfg, or interface = 'sata'")
         if self.interface == "nvme":
             if simplessd_setting(self.config_path, "nvme", "PCIEGeneration") is None:
                 raise ValueError(

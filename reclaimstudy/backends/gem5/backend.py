@@ -37,17 +37,19 @@ CONFIG_SCRIPT = CONFIGS / "gem5" / "reclaim_fs.py"
 IDENTIFY = CONFIGS / "gem5" / "identify.py"
 # What a run's identity knows of CONFIG_SCRIPT, per drive model: the script's sha256 as of
 # the last change to what that model's systems simulate. A change that only adds another
-# model's path (DiskSim's, SimpleSSD's, NVMe's) leaves every other model's runs their ids,
-# where hashing the whole file gave every run of every study a new id at each new device.
+# model's path (DiskSim's, SimpleSSD's, NVMe's, eMMC's) leaves every other model's runs
+# their ids, where hashing the whole file gave every run of every study a new id at each
+# new device.
 # SCRIPT_SHA256 is the file as it is: tests/test_gem5_checkpoint.py fails when the file
 # changes, so that each change is a decision about these keys (a model whose path changed
 # what it simulates takes the new hash: its runs start again).
-SCRIPT_SHA256 = "864bf609a5d2a9eaf6dbc047af930de59af92541fd75b3c6c99bb1e80a7c2f1a"
+SCRIPT_SHA256 = "d4806c0ac1c6954753a8d6cfeaacec68b7082952d255589f2edca7265bafacfb"
 SCRIPT_KEYS = {
     "analytic": "8669441db6b0aef830e351c758642ca0bca520b7edf87b24f3361be475259fef",
     "disksim": "f3339f2dc77a64ab92c34ecd37222722c02bbd7933dc248ac8b2fef735ef1f88",
     "simplessd": "351f1ac912ac1dfd274124c39c329bd469179a9f42a7a487d276a5e4a1eb41e6",
     "simplessd-nvme": "864bf609a5d2a9eaf6dbc047af930de59af92541fd75b3c6c99bb1e80a7c2f1a",
+    "simplessd-emmc": "d4806c0ac1c6954753a8d6cfeaacec68b7082952d255589f2edca7265bafacfb",
 }
 IDENTITY_MARK = "RECLAIM-GEM5-IDENTITY "
 EXPECTED_VERSION = "24.0"
@@ -107,6 +109,8 @@ class Gem5:
             simplessd = dict(self.simplessd_identity or {})
             if self.simplessd_nvme:
                 simplessd["nvme"] = self.simplessd_nvme
+            if self.simplessd_emmc:
+                simplessd["emmc"] = self.simplessd_emmc
             identity["simplessd"] = simplessd
         return identity
 
@@ -133,12 +137,19 @@ class Gem5:
         RECLAIMSTUDY_SIMPLESSD_NVME), None without it."""
         return (self.simplessd or {}).get("nvme")
 
+    @property
+    def simplessd_emmc(self) -> str | None:
+        """gem5-patches/0008's eMMC bus version in this binary (SimpleSSDTiming's
+        RECLAIMSTUDY_SIMPLESSD_EMMC), None without it."""
+        return (self.simplessd or {}).get("emmc")
+
     def key_for(self, system: System) -> str:
         """The simulator key of a run on `system`: the binary's, and for a drive timed by
         DiskSim or SimpleSSD that simulator in it as well (an NVMe drive's with 0007's
-        device version too). Other runs keep the binary's key whether or not either is
-        linked in (their simulation does not touch it), and a SATA SimpleSSD drive's runs
-        theirs whether or not 0007 is built in."""
+        device version too, an eMMC drive's with 0008's bus version). Other runs keep the
+        binary's key whether or not either is linked in (their simulation does not touch
+        it), and a SATA SimpleSSD drive's runs theirs whether or not 0007 or 0008 is
+        built in."""
         if uses_disksim(system):
             return json_sha256({"simulator": self.simulator_key,
                                 "disksim": self.disksim_identity})[:16]
@@ -146,6 +157,8 @@ class Gem5:
             simplessd = self.simplessd_identity
             if system.disk.nvme:
                 simplessd = {**(simplessd or {}), "nvme": self.simplessd_nvme}
+            if system.disk.timing.interface == "emmc":
+                simplessd = {**(simplessd or {}), "emmc": self.simplessd_emmc}
             return json_sha256({"simulator": self.simulator_key,
                                 "simplessd": simplessd})[:16]
         return self.simulator_key
@@ -206,6 +219,7 @@ SIMPLESSD_HINT = (
 NVME_HINT = (
     "build gem5 again from this checkout, whose gem5-patches/series holds 0007: `./study "
     "gem5 --source GEM5_DIR --simplessd SIMPLESSD_DIR`, and export the GEM5 it prints")
+EMMC_HINT = NVME_HINT.replace("holds 0007", "holds 0008")
 
 
 def require_patches(gem5: Gem5, system: System) -> None:
@@ -234,6 +248,14 @@ def require_patches(gem5: Gem5, system: System) -> None:
             f"(SimpleSSDNVMe), but GEM5={gem5.path} was built without it (SimpleSSD "
             f"{(gem5.simplessd or {}).get('key')} linked in, with 0006's IDE drive only): "
             f"{NVME_HINT}")
+    if (uses_simplessd(system) and system.disk.timing.interface == "emmc"
+            and not gem5.simplessd_emmc):
+        raise StudyError(
+            f"system {system.name} puts its SimpleSSD drive behind an eMMC bus "
+            f"([disk.timing] interface = 'emmc'), which needs gem5-patches/0008, but "
+            f"GEM5={gem5.path} was built without it (SimpleSSD "
+            f"{(gem5.simplessd or {}).get('key')} linked in, its IDE drive behind SATA "
+            f"only): {EMMC_HINT}")
     have = (gem5.series or "").split()  # SERIES
     for marker, (patch, why) in REQUIRED.items():
         if marker not in have:
@@ -427,7 +449,10 @@ def script_key(system: System) -> str:
     if uses_disksim(system):
         return SCRIPT_KEYS["disksim"]
     if uses_simplessd(system):
-        return SCRIPT_KEYS["simplessd-nvme" if system.disk.nvme else "simplessd"]
+        if system.disk.nvme:
+            return SCRIPT_KEYS["simplessd-nvme"]
+        return SCRIPT_KEYS["simplessd-" + system.disk.timing.interface
+                           if system.disk.timing.interface == "emmc" else "simplessd"]
     return SCRIPT_KEYS["analytic"]  # our analytic model, or gem5's own fixed delay
 
 
