@@ -171,7 +171,8 @@ static char *swap_out(size_t bytes)
  * file page's refault (the random 4 KiB read). The order defeats the swap slots'
  * sequence, as reclaim's swap-ins do; swap readahead still brings neighbours in with a
  * fault, which is the device's and kernel's real answer. pswpin and the major faults
- * say how many reads that took. */
+ * say how many reads that took. Every page must read back what swap_out() wrote in it
+ * (its first word, 1 + its offset): a device that loses or misplaces data fails here. */
 static void swap_in(char *p, size_t bytes, uint64_t *seed)
 {
 	struct guest_record r;
@@ -190,14 +191,19 @@ static void swap_in(char *p, size_t bytes, uint64_t *seed)
 		order[i] = order[j];
 		order[j] = t;
 	}
-	volatile uint64_t sum = 0;
+	size_t wrong = 0, first_wrong = 0;
 	wl_vm_read(&before);
 	double t0 = guest_now();
-	for (size_t i = 0; i < pages; i++)
-		sum += *(volatile uint64_t *)(p + order[i] * PAGE);
+	for (size_t i = 0; i < pages; i++) {
+		size_t off = order[i] * PAGE;
+		if (*(volatile uint64_t *)(p + off) != 1 + off && wrong++ == 0)
+			first_wrong = off;
+	}
 	double took = guest_now() - t0;
 	wl_vm_read(&after);
-	(void)sum;
+	if (wrong)
+		guest_fail(NAME, 1, "swap-in: %zu of %zu pages read back other data than was "
+			   "swapped out (the first at offset %zu)", wrong, pages, first_wrong);
 	guest_record_begin(&r, NAME, "swap-in");
 	guest_record_int(&r, "pages", pages);
 	guest_record_num(&r, "seconds", took);
