@@ -467,7 +467,7 @@ def test_a_traced_run_of_a_repetition_agrees_with_its_untraced_run(tmp_path):
         assert record["status"] == "ok", record["reason"]
         events = read_events(tmp_path / where / "traced" / record["run_id"])
         start = next(e for e in events if e["event"] == "job_start")
-        values = {(m.name, m.phase): m.value for m in workload_metrics("hot-stream", events)}
+        values = {(m.metric, m.phase): m.value for m in workload_metrics("hot-stream", events)}
         return start, values
 
     plain_start, plain = run("", "plain")

@@ -408,3 +408,27 @@ def test_a_traced_run_has_the_memory_of_an_untraced_one(tmp_path):
     assert resized["status"] != "ok"
     assert "not the 2051 every run has: a trace must not resize it" in resized["reason"], \
         resized["reason"]
+
+
+def test_disk_calib_swaps_out_and_back_in_and_reads_its_data_back(tmp_path):
+    """disk-calib's last two phases on the NVMe profile under QEMU (its swap on the
+    namespace's second partition): the pages it pages out come back in random order,
+    each a major fault or brought in by readahead with one, and each reads back what was
+    written (the workload fails the run otherwise); the swap-in's cost per fault is what
+    a report sets beside a file refault's."""
+    from analysis.records import read_events, workload_metrics
+    workload = get_workload("disk-calib")
+    spec = runs.RunSpec(study="test-qemu", system=get_system("desktop-nvme-ssd-64"),
+                        policy=get_policy("baseline"), workload=workload,
+                        arguments=workload.arguments({"random_reads": 20, "seq_mib": 1,
+                                                      "random_writes": 5, "seq_write_mib": 1,
+                                                      "swap_out_mib": 8}),
+                        repetition=0, backend="qemu")
+    record = runs.execute(spec, QemuBackend(), results=tmp_path, timeout_s=600)
+    assert record["status"] == "ok", record["reason"]
+    events = read_events(tmp_path / "test-qemu" / record["run_id"])
+    values = {m.metric: m.value for m in workload_metrics("disk-calib", events)}
+    print({k: v for k, v in values.items() if k.startswith("swap")})
+    assert values["swapped_out_mib"] > 6 and values["swapped_in_mib"] > 6, values
+    assert 0 < values["swap_in_faults"] <= 8 * 256, values
+    assert values["swap_in_s_per_fault"] > 0 and values["swap_in_s_per_page"] > 0
