@@ -235,6 +235,11 @@ def test_the_guest_boots_from_a_partition_and_swaps_to_the_next_one(tmp_path):
     assert start["swaptotal_kib"] == system.disk.swap_mib * 1024 - 4
     # The kernel picks mq-deadline for the one-command-at-a-time IDE disk (guest.config).
     assert start["io_schedulers"]["sda"] == "[mq-deadline] none"
+    # QEMU's IDE disk reports no rotation rate, so the guest takes it as rotating, and its
+    # swap is not solid state (no "SS").
+    assert start["rotational"]["sda"] == 1, start
+    assert set(start["swap_flags"]) == {"/dev/sda2"}, start
+    assert not start["swap_flags"]["/dev/sda2"].startswith("SS"), start
 
 
 # What the guest shows of its swap before the workload (the run's --job-extra).
@@ -329,6 +334,10 @@ def test_the_guest_roots_and_swaps_on_the_nvme_namespace(tmp_path):
     events = [json.loads(line) for line in (directory / "events.jsonl").read_text().splitlines()]
     start = next(e for e in events if e["event"] == "job_start")
     assert start["swaptotal_kib"] == system.disk.swap_mib * 1024 - 4
+    # Every run's record says what the drive is to the guest, as the check above shows.
+    assert start["rotational"]["nvme0n1"] == 0, start
+    assert start["swap_flags"] == {"/dev/nvme0n1p2": added.split()[-1]}, (start, added)
+    assert start["swap_flags"]["/dev/nvme0n1p2"].startswith("SS")
     fill = next(e for e in events if e["event"] == "phase" and e["name"] == "fill")
     access = next(e for e in events if e["event"] == "phase" and e["name"] == "access")
     assert access["vmstat"]["pswpout"] - fill["vmstat"]["pswpout"] > 0
