@@ -194,7 +194,28 @@ def test_old_images_are_pruned_newest_kept(tmp_path):
         os.utime(directory / "manifest.json", (stamp, stamp))
     removed = prune_images(tmp_path, keep=2)
     assert sorted(p.name for p in removed) == ["img0", "img1", "img2"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["img3", "img4"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["img3", "img4"]
+
+
+def test_an_image_a_run_holds_is_not_pruned(tmp_path):
+    """A gem5 run opens its disks again at every segment's restore: an image pruned
+    under it (a newer image built meanwhile, by any process sharing the cache) failed
+    its next segment. One a run holds (Image.in_use: a shared flock, which another open
+    of the file sees even in this process) is kept; once let go it is pruned."""
+    import os
+    import time
+    from reclaimstudy.artefacts.image import Image, prune_images
+    for number in range(3):
+        directory = tmp_path / f"img{number}"
+        directory.mkdir()
+        (directory / "manifest.json").write_text("{}")
+        stamp = time.time() - 1000 + number
+        os.utime(directory / "manifest.json", (stamp, stamp))
+    with Image(tmp_path / "img0").in_use():
+        assert [p.name for p in prune_images(tmp_path, keep=1)] == ["img1"]
+        assert (tmp_path / "img0" / "manifest.json").is_file()
+    assert [p.name for p in prune_images(tmp_path, keep=1)] == ["img0"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["img2"]
 
 
 def test_a_partitioned_disk_holds_root_then_swap_on_one_spindle(tiny_image):
