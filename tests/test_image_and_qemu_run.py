@@ -182,16 +182,21 @@ def test_a_boot_killed_before_qemu_opens_its_console_still_leaves_one(tmp_path):
     assert boot.console_log.is_file()
 
 
-def test_old_images_are_pruned_newest_kept(tmp_path):
+def _cached_images(folder: Path, count: int) -> None:
+    """`count` image folders img0, img1, ..., each used later than the one before."""
     import os
     import time
-    from reclaimstudy.artefacts.image import prune_images
-    for number in range(5):
-        directory = tmp_path / f"img{number}"
+    for number in range(count):
+        directory = folder / f"img{number}"
         directory.mkdir()
         (directory / "manifest.json").write_text("{}")
         stamp = time.time() - 1000 + number
         os.utime(directory / "manifest.json", (stamp, stamp))
+
+
+def test_old_images_are_pruned_newest_kept(tmp_path):
+    from reclaimstudy.artefacts.image import prune_images
+    _cached_images(tmp_path, 5)
     removed = prune_images(tmp_path, keep=2)
     assert sorted(p.name for p in removed) == ["img0", "img1", "img2"]
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["img3", "img4"]
@@ -202,15 +207,8 @@ def test_an_image_a_run_holds_is_not_pruned(tmp_path):
     under it (a newer image built meanwhile, by any process sharing the cache) failed
     its next segment. One a run holds (Image.in_use: a shared flock, which another open
     of the file sees even in this process) is kept; once let go it is pruned."""
-    import os
-    import time
     from reclaimstudy.artefacts.image import Image, prune_images
-    for number in range(3):
-        directory = tmp_path / f"img{number}"
-        directory.mkdir()
-        (directory / "manifest.json").write_text("{}")
-        stamp = time.time() - 1000 + number
-        os.utime(directory / "manifest.json", (stamp, stamp))
+    _cached_images(tmp_path, 3)
     with Image(tmp_path / "img0").in_use():
         assert [p.name for p in prune_images(tmp_path, keep=1)] == ["img1"]
         assert (tmp_path / "img0" / "manifest.json").is_file()
