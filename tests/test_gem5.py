@@ -220,7 +220,7 @@ def test_seed_001s_control_on_gem5_keeps_reading_from_disk_only_without_anon_sca
 KILL_SCRIPT = """
 import sys
 from pathlib import Path
-from reclaimstudy import runs
+from reclaimstudy.campaigns import runs
 from reclaimstudy.backends.gem5.backend import Gem5Backend
 from tests.test_gem5 import segmented_spec
 runs.execute(segmented_spec(sys.argv[2]), Gem5Backend(), results=Path(sys.argv[1]),
