@@ -5,16 +5,24 @@ patch's version and refused on a gem5 without it, and on cores with nothing atom
 between them. The gem5 tests below need GEM5 (a gem5 with 0009) and skip, saying so,
 without it."""
 
+import os
 import re
 from pathlib import Path
 
 import pytest
 
+from analysis.records import read_events
 from reclaimstudy.artefacts import gem5 as gem5_build
 from reclaimstudy.backends.gem5 import backend as gem5_backend
+from reclaimstudy.backends.gem5.segments import CONSOLE
+from reclaimstudy.campaigns import runs
+from reclaimstudy.config.policies import get_policy
 from reclaimstudy.config.systems import get_system, system_names
+from reclaimstudy.config.workloads import get_workload
 from reclaimstudy.errors import StudyError
-from tests.gem5_drives import reclaim_fs_functions
+from reclaimstudy.results.console import parse_console_file
+from reclaimstudy.results.gem5_stats import select_values
+from tests.gem5_drives import gem5_reason, reclaim_fs_functions
 
 PATCH = "0009-x86-pte-atomic-flag-updates.patch"
 DISKSIM = {"key": "d" * 16, "version": "v", "timing": "t"}
@@ -146,3 +154,147 @@ def test_the_binarys_0009_version_is_read_and_recorded(monkeypatch, tmp_path):
         gem5 = gem5_backend.find_gem5()
         assert gem5.pte_atomic == expected
         assert gem5.identity().get("pte_atomic") == expected
+
+
+# On gem5 (GEM5: a gem5 built with 0009).
+
+def reason_without_0009(profile: str) -> str | None:
+    """Why GEM5 cannot run these tests on `profile` (None when it can)."""
+    reason = gem5_reason(profile, BUILD)
+    if reason is None and not gem5_backend.find_gem5().pte_atomic:
+        reason = (f"GEM5={os.environ['GEM5']} was built without gem5-patches/0009, which "
+                  f"these tests exercise ({BUILD})")
+    return reason
+
+
+def needs_0009(profile: str):
+    reason = reason_without_0009(profile)
+    return pytest.mark.skipif(reason is not None, reason=reason or "")
+
+
+def reference_reason() -> str | None:
+    """Why GEM5_WITHOUT_0009 cannot be the reference (None when it can): a gem5 of the same
+    series without 0009, as the one-core runs were made before it."""
+    value = os.environ.get("GEM5_WITHOUT_0009")
+    if not value:
+        return ("GEM5_WITHOUT_0009 is not set: this test compares GEM5 with a gem5 built "
+                "from gem5-patches/ 0001-0008 (the build before 0009)")
+    return None
+
+
+BUILD = "./study gem5 --source GEM5_DIR, from a series that holds 0009"
+
+
+def prepared_run(workload_name: str, profile: str, arguments: dict | None = None):
+    """`workload_name` on `profile` prepared for GEM5, and its run's parameters."""
+    workload = get_workload(workload_name)
+    spec = runs.RunSpec(f"pte-atomic-{profile}", get_system(profile), get_policy("baseline"),
+                        workload, workload.arguments(arguments or {}), 0, "gem5")
+    prepared = gem5_backend.Gem5Backend().prepare(spec)
+    return prepared, gem5_backend.run_params(spec, prepared, runs.job_text(spec, "pte-atomic"),
+                                             3600)
+
+
+def simulated(gem5: gem5_backend.Gem5, params: dict, out: Path) -> tuple[list[dict], Path]:
+    """Run gem5 on `params` into `out`; the guest's events and the stats file."""
+    result = gem5_backend.simulate(gem5, params, out, timeout_s=3600)
+    assert result["status"] == "exit", result
+    print(f"{out.name}: {result['host']['wall_seconds']:.0f} host s, "
+          f"{result['sim_seconds']:.3f} simulated s")
+    return parse_console_file(out / CONSOLE).events, out / "stats.txt"
+
+
+def flag_counts(stats: Path) -> dict[str, float]:
+    """0009's walker statistics, summed over the walkers and the stats blocks."""
+    blocks = select_values(stats, [r"\.walker\.flagCas(Failures)?$"])
+    return {name: sum(v for block in blocks for k, v in block.items() if k.endswith(name))
+            for name in (".flagCas", ".flagCasFailures")}
+
+
+def assert_flags_set(events: list[dict]) -> dict:
+    """pte-flags' record as on a machine that sets both flags (tests/test_gem5.py)."""
+    [flags] = [e for e in events if e.get("kind") == "flags"]
+    assert flags["referenced_kib_cleared"] == 0 and flags["lazyfree_kib_freed"] > 0, flags
+    assert flags["referenced_kib_used_again"] == flags["pages"] * 4, flags
+    assert flags["lazyfree_kib_rewritten"] == 0, flags
+    assert flags["faults_reading_again"] == flags["faults_rewriting"] == 0, flags
+    return flags
+
+
+def without_host_lines(stats: Path) -> list[str]:
+    """stats.txt but for gem5's host figures (time, rates, memory), which differ between
+    two runs of one simulation."""
+    return [line for line in stats.read_text().splitlines()
+            if not line.split(" ", 1)[0].rsplit(".", 1)[-1].startswith("host")]
+
+
+@pytest.mark.gem5
+@needs_0009("desktop-hdd-64")
+@pytest.mark.skipif(reference_reason() is not None, reason=reference_reason() or "")
+def test_one_core_simulates_as_without_0009(tmp_path, monkeypatch):
+    """Off (one core), 0009 changes nothing: the same run on GEM5 and on the build before
+    it gives the same statistics, line for line but gem5's host figures, and the same
+    guest console; both binaries give the run the same key."""
+    system = get_system("desktop-hdd-64")
+    ours = gem5_backend.find_gem5()
+    monkeypatch.setenv("GEM5", os.environ["GEM5_WITHOUT_0009"])
+    before = gem5_backend.find_gem5()
+    monkeypatch.setenv("GEM5", str(ours.path))
+    assert (ours.pte_atomic, before.pte_atomic) == (gem5_backend.PTE_ATOMIC, None)
+    assert ours.key_for(system) == before.key_for(system)
+    _, params = prepared_run("pte-flags", "desktop-hdd-64")
+    events, stats = simulated(ours, params, tmp_path / "with-0009")
+    assert_flags_set(events)
+    _, reference = simulated(before, params, tmp_path / "without-0009")
+    assert "flagCas" not in stats.read_text()
+    assert without_host_lines(stats) == without_host_lines(reference)
+    assert (tmp_path / "with-0009" / CONSOLE).read_bytes() == \
+        (tmp_path / "without-0009" / CONSOLE).read_bytes()
+
+
+@pytest.mark.gem5
+@pytest.mark.parametrize("profile", ["ci-tiny", "desktop-hdd-64"])
+def test_every_second_swap_failing_restarts_walks_and_the_flags_still_come_out_right(
+        tmp_path, profile):
+    """flag_cas_fail_period = 2 on one core: every second swap expects a value the entry
+    does not hold, so memory (ci-tiny: no caches, atomic CPU) or the walker's MMU cache
+    (desktop-hdd-64: timing CPU) refuses it and the walk starts again. Nothing else
+    changes an entry between a walk's read and its swap on one core, so the restarts are
+    the forced failures, about half of the swaps; and pte-flags still finds both flags
+    set by the machine."""
+    reason = reason_without_0009(profile)
+    if reason:
+        pytest.skip(reason)
+    _, params = prepared_run("pte-flags", profile)
+    params["walker"] = {"atomic_flag_updates": True, "flag_cas_fail_period": 2}
+    events, stats = simulated(gem5_backend.find_gem5(), params, tmp_path / profile)
+    flags = assert_flags_set(events)
+    counts = flag_counts(stats)
+    print(profile, flags, counts)
+    assert counts[".flagCas"] > 100, counts
+    assert 0.45 <= counts[".flagCasFailures"] / counts[".flagCas"] <= 0.55, counts
+
+
+RACE_ROUNDS = 200
+
+
+@pytest.mark.gem5
+@needs_0009("desktop-hdd-64-2core")
+def test_two_cores_racing_on_page_table_entries_break_nothing(tmp_path):
+    """pte-race on two timing cores with walk caches, 0009 on (reclaim_fs.py turns it on
+    for more than one core): no frame is mapped by both regions, Linux reports no broken
+    mapping and no bad page; and some swaps found their entry changed, so the race was
+    run (a run with none proves nothing)."""
+    workload = get_workload("pte-race")
+    spec = runs.RunSpec("pte-race", get_system("desktop-hdd-64-2core"), get_policy("baseline"),
+                        workload, workload.arguments({"iterations": RACE_ROUNDS}), 0, "gem5")
+    record = runs.execute(spec, gem5_backend.Gem5Backend(), tmp_path, timeout_s=4 * 3600)
+    assert record["status"] == "ok", record["reason"]
+    run_dir = tmp_path / "pte-race" / record["run_id"]
+    [race] = [e for e in read_events(run_dir) if e.get("kind") == "race"]
+    counts = flag_counts(run_dir / "stats.txt")
+    print(race, counts, record.get("backend_info", {}).get("wall_seconds"))
+    assert race["iterations"] == RACE_ROUNDS, race
+    assert race["foreign_in_r"] == race["foreign_in_r2"] == 0, race
+    assert race["kernel_bad_lines"] == 0 and race["tainted_bad_page"] == 0, race
+    assert counts[".flagCasFailures"] > 0, counts
