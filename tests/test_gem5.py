@@ -220,7 +220,7 @@ def test_seed_001s_control_on_gem5_keeps_reading_from_disk_only_without_anon_sca
 KILL_SCRIPT = """
 import sys
 from pathlib import Path
-from reclaimstudy import runs
+from reclaimstudy.campaigns import runs
 from reclaimstudy.backends.gem5.backend import Gem5Backend
 from tests.test_gem5 import segmented_spec
 runs.execute(segmented_spec(sys.argv[2]), Gem5Backend(), results=Path(sys.argv[1]),
@@ -316,14 +316,14 @@ def test_a_gem5_run_killed_in_its_second_phase_resumes_here_or_carried_as_if_nev
     assert (resumed_dir / "stats-partial.json").read_text() == \
         (whole_dir / "stats-partial.json").read_text()
     assert not work.exists(), "the run's checkpoints outlived it"
-    # The host time the kill cost: both attempts against the run never killed. At most the
-    # segment it was in (which includes its restore), plus starting again.
+    # The host time the kill cost, both attempts against the run never killed: printed, not
+    # asserted (host time on a shared machine is a benchmark's, not a test's); that the
+    # resumed run started after the kill, not from the boot, is asserted above.
     lost = killed_seconds + resumed["wall_seconds"] - whole["wall_seconds"]
     longest = max(s["host_wall_seconds"] for s in segments)
     print(f"killed attempt {killed_seconds:.1f} s, resumed {resumed['wall_seconds']:.1f} s, "
           f"uninterrupted {whole['wall_seconds']:.1f} s: lost {lost:.1f} s; "
           f"{len(segments)} segments, the longest {longest:.1f} s")
-    assert lost <= longest + 60, lost
 
     # The carried segments, unpacked into another results folder, resume to the same run.
     moved = tmp_path / "moved"
@@ -436,3 +436,49 @@ def test_a_checkpoint_saved_with_the_ide_line_high_restores_with_a_disk_that_ans
     assert stuck["status"] == "sim-time-limit", stuck
     print(f"restored with the line lowered: exit at {fixed['sim_seconds']:.3f} s simulated; "
           f"as saved: no exit in {stuck['sim_seconds']:.3f} s")
+
+
+HOT_STREAM_TRACE = Path(__file__).resolve().parents[1] / "analysis" / "traces" / \
+    "hot-stream-faults.sh"
+
+
+@pytest.mark.gem5
+@needs_gem5
+def test_a_traced_run_of_a_repetition_agrees_with_its_untraced_run(tmp_path):
+    """Seed 000b's file server (T = 10 ms, the published experiment whose baseline went
+    from 25 faults untraced to 1 traced when the trace took its own 2 MiB buffer) on the
+    study's profile, repetition 0, untraced and with the fault trace: runjob gives both
+    the same trace buffer, so both start the job with the same memory (to what the
+    trace script's own shell takes), and the seed's counts (the idle program's major
+    faults in the stream, and the whole system's) agree to within a quarter or three
+    faults. The trace's events and its one polling shell still cost CPU, so the timing
+    is not expected to be equal."""
+    from analysis.records import workload_metrics
+
+    workload = get_workload("hot-stream")
+
+    def run(job_extra: str, where: str) -> tuple[dict, dict]:
+        spec = runs.RunSpec("traced", get_system("desktop-hdd-64"), get_policy("baseline"),
+                            workload, workload.arguments({"period_us": 10000,
+                                                          "sparse_multiple": 4.0}),
+                            0, "gem5", job_extra=job_extra)
+        record = runs.execute(spec, gem5_backend.Gem5Backend(), tmp_path / where,
+                              timeout_s=4 * 3600)
+        assert record["status"] == "ok", record["reason"]
+        events = read_events(tmp_path / where / "traced" / record["run_id"])
+        start = next(e for e in events if e["event"] == "job_start")
+        values = {(m.metric, m.phase): m.value for m in workload_metrics("hot-stream", events)}
+        return start, values
+
+    plain_start, plain = run("", "plain")
+    traced_start, traced = run(HOT_STREAM_TRACE.read_text(), "traced")
+    assert plain_start["trace_buffer_kib"] == traced_start["trace_buffer_kib"] == 2051
+    gap = plain_start["memfree_kib"] - traced_start["memfree_kib"]
+    counts = {key: (plain[key], traced[key]) for key in
+              (("interactive_majflt", "stream"), ("pgmajfault", "stream"))}
+    print(f"MemFree at the job's start: untraced {plain_start['memfree_kib']} KiB, traced "
+          f"{traced_start['memfree_kib']} KiB; (untraced, traced): {counts}; stream "
+          f"{plain[('stream_s', 'stream')]:.3f} s and {traced[('stream_s', 'stream')]:.3f} s")
+    assert abs(gap) < 512, gap
+    for key, (untraced, with_trace) in counts.items():
+        assert abs(with_trace - untraced) <= max(3, 0.25 * untraced), (key, counts)

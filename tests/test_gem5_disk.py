@@ -60,7 +60,7 @@ def test_a_guest_waiting_on_its_disk_is_never_idle_with_nothing_busy(tmp_path):
     request queued: the hard disk's calibration then had 0.35 s of 0.60 quiet."""
     shares = quiet_shares(run_disk_calib("desktop-hdd-128", tmp_path, 3))
     assert set(shares) == {"random", "sequential", "random-write", "sequential-write",
-                           "swap-out"}
+                           "swap-out", "swap-in"}
     assert max(shares.values()) < 0.01, shares
 
 

@@ -182,19 +182,38 @@ def test_a_boot_killed_before_qemu_opens_its_console_still_leaves_one(tmp_path):
     assert boot.console_log.is_file()
 
 
-def test_old_images_are_pruned_newest_kept(tmp_path):
+def _cached_images(folder: Path, count: int) -> None:
+    """`count` image folders img0, img1, ..., each used later than the one before."""
     import os
     import time
-    from reclaimstudy.artefacts.image import prune_images
-    for number in range(5):
-        directory = tmp_path / f"img{number}"
+    for number in range(count):
+        directory = folder / f"img{number}"
         directory.mkdir()
         (directory / "manifest.json").write_text("{}")
         stamp = time.time() - 1000 + number
         os.utime(directory / "manifest.json", (stamp, stamp))
+
+
+def test_old_images_are_pruned_newest_kept(tmp_path):
+    from reclaimstudy.artefacts.image import prune_images
+    _cached_images(tmp_path, 5)
     removed = prune_images(tmp_path, keep=2)
     assert sorted(p.name for p in removed) == ["img0", "img1", "img2"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["img3", "img4"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["img3", "img4"]
+
+
+def test_an_image_a_run_holds_is_not_pruned(tmp_path):
+    """A gem5 run opens its disks again at every segment's restore: an image pruned
+    under it (a newer image built meanwhile, by any process sharing the cache) failed
+    its next segment. One a run holds (Image.in_use: a shared flock, which another open
+    of the file sees even in this process) is kept; once let go it is pruned."""
+    from reclaimstudy.artefacts.image import Image, prune_images
+    _cached_images(tmp_path, 3)
+    with Image(tmp_path / "img0").in_use():
+        assert [p.name for p in prune_images(tmp_path, keep=1)] == ["img1"]
+        assert (tmp_path / "img0" / "manifest.json").is_file()
+    assert [p.name for p in prune_images(tmp_path, keep=1)] == ["img0"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["img2"]
 
 
 def test_a_partitioned_disk_holds_root_then_swap_on_one_spindle(tiny_image):
@@ -235,6 +254,11 @@ def test_the_guest_boots_from_a_partition_and_swaps_to_the_next_one(tmp_path):
     assert start["swaptotal_kib"] == system.disk.swap_mib * 1024 - 4
     # The kernel picks mq-deadline for the one-command-at-a-time IDE disk (guest.config).
     assert start["io_schedulers"]["sda"] == "[mq-deadline] none"
+    # QEMU's IDE disk reports no rotation rate, so the guest takes it as rotating, and its
+    # swap is not solid state (no "SS").
+    assert start["rotational"]["sda"] == 1, start
+    assert set(start["swap_flags"]) == {"/dev/sda2"}, start
+    assert not start["swap_flags"]["/dev/sda2"].startswith("SS"), start
 
 
 # What the guest shows of its swap before the workload (the run's --job-extra).
@@ -329,6 +353,10 @@ def test_the_guest_roots_and_swaps_on_the_nvme_namespace(tmp_path):
     events = [json.loads(line) for line in (directory / "events.jsonl").read_text().splitlines()]
     start = next(e for e in events if e["event"] == "job_start")
     assert start["swaptotal_kib"] == system.disk.swap_mib * 1024 - 4
+    # Every run's record says what the drive is to the guest, as the check above shows.
+    assert start["rotational"]["nvme0n1"] == 0, start
+    assert start["swap_flags"] == {"/dev/nvme0n1p2": added.split()[-1]}, (start, added)
+    assert start["swap_flags"]["/dev/nvme0n1p2"].startswith("SS")
     fill = next(e for e in events if e["event"] == "phase" and e["name"] == "fill")
     access = next(e for e in events if e["event"] == "phase" and e["name"] == "access")
     assert access["vmstat"]["pswpout"] - fill["vmstat"]["pswpout"] > 0
@@ -408,3 +436,27 @@ def test_a_traced_run_has_the_memory_of_an_untraced_one(tmp_path):
     assert resized["status"] != "ok"
     assert "not the 2051 every run has: a trace must not resize it" in resized["reason"], \
         resized["reason"]
+
+
+def test_disk_calib_swaps_out_and_back_in_and_reads_its_data_back(tmp_path):
+    """disk-calib's last two phases on the NVMe profile under QEMU (its swap on the
+    namespace's second partition): the pages it pages out come back in random order,
+    each a major fault or brought in by readahead with one, and each reads back what was
+    written (the workload fails the run otherwise); the swap-in's cost per fault is what
+    a report sets beside a file refault's."""
+    from analysis.records import read_events, workload_metrics
+    workload = get_workload("disk-calib")
+    spec = runs.RunSpec(study="test-qemu", system=get_system("desktop-nvme-ssd-64"),
+                        policy=get_policy("baseline"), workload=workload,
+                        arguments=workload.arguments({"random_reads": 20, "seq_mib": 1,
+                                                      "random_writes": 5, "seq_write_mib": 1,
+                                                      "swap_out_mib": 8}),
+                        repetition=0, backend="qemu")
+    record = runs.execute(spec, QemuBackend(), results=tmp_path, timeout_s=600)
+    assert record["status"] == "ok", record["reason"]
+    events = read_events(tmp_path / "test-qemu" / record["run_id"])
+    values = {m.metric: m.value for m in workload_metrics("disk-calib", events)}
+    print({k: v for k, v in values.items() if k.startswith("swap")})
+    assert values["swapped_out_mib"] > 6 and values["swapped_in_mib"] > 6, values
+    assert 0 < values["swap_in_faults"] <= 8 * 256, values
+    assert values["swap_in_s_per_fault"] > 0 and values["swap_in_s_per_page"] > 0

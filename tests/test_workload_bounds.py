@@ -84,7 +84,7 @@ def test_the_option_tables_are_read():
     """The reader finds every program's table (a table it misread would pass below)."""
     tables = {w.name: options for w, options, _ in programs()}
     assert tables["lazyfree"]["records"] == ("INT", 1, 100000)
-    assert tables["desktop-launch"]["apps"] == ("INT", 1, 16)
+    assert tables["desktop-launch"]["apps"] == ("INT", 1, 48)
     assert tables["thrash"]["anon-fraction"] == ("NUM", 0.1, 3.0)
     assert tables["hot-stream"]["sparse-multiple"] == ("NUM", 0.0, 100.0)
     assert all(tables[w] for w in tables if w != "smoke")  # smoke is a shell script

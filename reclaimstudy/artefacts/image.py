@@ -30,7 +30,7 @@ from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.paths import DISK_IMAGES, REPO, WORKLOADS, cache_dir
 from reclaimstudy.util import hostdeps
-from reclaimstudy.util.locks import exclusive
+from reclaimstudy.util.locks import exclusive, shared, unless_shared
 from reclaimstudy.util.progress import console, run_logged
 
 ROOTFS_SPEC = DISK_IMAGES / "rootfs.toml"
@@ -70,6 +70,16 @@ class Image:
     def mark_used(self) -> None:
         """Pruning keeps the most recently used images: a run marks its image used."""
         os.utime(self.directory / "manifest.json")
+
+    @property
+    def use_lock(self) -> Path:
+        return self.directory.with_suffix(".use")
+
+    def in_use(self):
+        """Held by a run for as long as it needs the image's files: a gem5 run opens them
+        again at every segment's restore, so an image pruned under a run in progress
+        failed its next segment. Pruning skips an image held so (prune_images)."""
+        return shared(self.use_lock)
 
     @property
     def partitioned(self) -> Path:
@@ -486,13 +496,19 @@ def image_record(manifest: dict) -> dict:
 
 def prune_images(images: Path, keep: int = KEEP_IMAGES) -> list[Path]:
     """Delete all but the `keep` most recently used images (built, or marked used by a
-    run): a run in progress keeps its open files, and the next run that needs a deleted
-    image builds it again (runs.execute checks)."""
+    run), never one a run holds (Image.in_use, from any process: sweeps in other work
+    trees share the cache); the next run that needs a deleted image builds it again
+    (runs.execute checks, holding it)."""
     built = sorted((p.parent for p in images.glob("*/manifest.json")),
                    key=lambda d: (d / "manifest.json").stat().st_mtime, reverse=True)
-    removed = built[keep:]
-    for directory in removed:
-        shutil.rmtree(directory, ignore_errors=True)
-    if removed:
-        console.print(f"image cache: removed {len(removed)} older image(s), kept {keep}")
+    removed = []
+    for directory in built[keep:]:
+        with unless_shared(Image(directory).use_lock) as unused:
+            if unused:
+                shutil.rmtree(directory, ignore_errors=True)
+                removed.append(directory)
+    held = len(built[keep:]) - len(removed)
+    if removed or held:
+        console.print(f"image cache: removed {len(removed)} older image(s), kept {keep}"
+                      + (f" and {held} a run is using" if held else ""))
     return removed

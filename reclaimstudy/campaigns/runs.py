@@ -15,6 +15,7 @@ import os
 import platform
 import shlex
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -190,17 +191,25 @@ def execute(spec: RunSpec, backend: Backend, results: Path = RESULTS,
         # same key gives the same image) rather than run on a missing disk.
         prepared = None
     prepared = prepared or backend.prepare(spec)
-    if hasattr(prepared.parts.get("image"), "mark_used"):
-        prepared.parts["image"].mark_used()
-    identity = run_identity(spec, prepared.identity)
-    identifier = record.identity_run_id(identity)
-    directory = rundir.RunDirectory(study_dir(spec.study, results), identifier)
-    job = directory.path / "job.sh"
-    job.write_text(job_text(spec, identifier))
-    started = time.time()
-    # Where a run keeps what must outlive its process (gem5's run checkpoints).
-    work = study_dir(spec.study, results) / record.CHECKPOINTS / identifier
-    outcome = backend.run(spec, prepared, job, directory.path, timeout_s=timeout_s, work=work)
+    with ExitStack() as using:
+        image = prepared.parts.get("image")
+        if image is not None and hasattr(image, "in_use"):
+            # Held while the run needs its disks, so no other process prunes them; one
+            # pruned before this took hold is built again (the same key, the same image).
+            using.enter_context(image.in_use())
+            if not image.in_cache():
+                prepared = backend.prepare(spec)
+            prepared.parts["image"].mark_used()
+        identity = run_identity(spec, prepared.identity)
+        identifier = record.identity_run_id(identity)
+        directory = rundir.RunDirectory(study_dir(spec.study, results), identifier)
+        job = directory.path / "job.sh"
+        job.write_text(job_text(spec, identifier))
+        started = time.time()
+        # Where a run keeps what must outlive its process (gem5's run checkpoints).
+        work = study_dir(spec.study, results) / record.CHECKPOINTS / identifier
+        outcome = backend.run(spec, prepared, job, directory.path, timeout_s=timeout_s,
+                              work=work)
     console_log = directory.path / "console.log"
     if console_log.is_file():
         console = parse_console_file(console_log)

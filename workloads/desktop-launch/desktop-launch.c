@@ -21,7 +21,7 @@
 #define MAX_APPS 64
 
 static struct wl_opt opts[] = {
-	{"apps", WL_INT, "16", 1, 16, "applications to start (the image has sixteen)"},
+	{"apps", WL_INT, "16", 1, 48, "applications to start (the image has 48)"},
 	{"app-dir", WL_STR, "/usr/share/reclaim/data/desktop-launch", 0, 0, "where app-NN and app-NN.dat are"},
 	{"footprint-fraction", WL_NUM, "1.5", 0.2, 4.0, "total footprint (code + data + heaps) as a fraction of MemTotal"},
 	{"heap-mib", WL_INT, "0", 0, 1 << 16, "heap per application, MiB (0: from --footprint-fraction)"},

@@ -1,10 +1,12 @@
 /* disk-calib: what a disk profile means from inside the guest, one phase per IO
  * pattern: random 4 KiB reads and writes, sequential reads and writes in large
- * blocks, and the swap-out of anonymous pages. File IO is O_DIRECT (straight to the
+ * blocks, the swap-out of anonymous pages and their swap-in. File IO is O_DIRECT (straight to the
  * disk); random writes add O_DSYNC (each one is on the media when it returns, through
  * a drive's write-back cache too); the sequential write goes raw to the swap device
  * (before anything is swapped) and ends with one fdatasync; swap-out pages anonymous memory out with
- * MADV_PAGEOUT and waits for the writes. The calibration test holds each phase against what
+ * MADV_PAGEOUT and waits for the writes; swap-in touches those pages again in random
+ * order, each touch a major fault unless swap readahead brought the page in with an
+ * earlier one. The calibration test holds each phase against what
  * the profile's parameters predict (reclaimstudy/disk_model.py). */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -27,7 +29,7 @@ static struct wl_opt opts[] = {
 	{"seq-block-kib", WL_INT, "1024", 4, 65536, "block size of the sequential reads and writes, KiB"},
 	{"random-writes", WL_INT, "100", 0, 100000, "4 KiB random writes (0: none)"},
 	{"seq-write-mib", WL_INT, "16", 0, 64, "MiB written sequentially (0: none)"},
-	{"swap-out-mib", WL_INT, "32", 0, 1024, "MiB of anonymous memory paged out to swap (0: none)"},
+	{"swap-out-mib", WL_INT, "32", 0, 1024, "MiB of anonymous memory paged out to swap, then read back in random order (0: none)"},
 	{"seed", WL_INT, "1", 0, 1LL << 40, "chooses the random offsets"},
 	{NULL},
 };
@@ -132,14 +134,14 @@ static void raw_sequential_write(char *buf, size_t block, size_t bytes)
 /* Touch `bytes` of anonymous memory (it fits: nothing is swapped yet), then page it
  * all out with MADV_PAGEOUT and wait until no page is under writeback: the swap-out
  * of anonymous pages scattered in physical memory, timed without the touching or
- * reclaim's scanning. pswpout says how much went. */
-static void swap_out(size_t bytes)
+ * reclaim's scanning. pswpout says how much went. Returns the mapping (NULL: none). */
+static char *swap_out(size_t bytes)
 {
 	struct guest_record r;
 	struct wl_vm before, after;
 	guest_phase("swap-out");
 	if (bytes == 0)
-		return;
+		return NULL;
 	if (bytes > wl_meminfo("MemAvailable") / 4 * 3)
 		guest_fail(NAME, 2, "--swap-out-mib=%zu does not fit in three quarters of "
 			   "MemAvailable (%zu MiB)", bytes / MIB, wl_meminfo("MemAvailable") / MIB);
@@ -161,6 +163,63 @@ static void swap_out(size_t bytes)
 	guest_record_num(&r, "swapped_mib", (after.pswpout - before.pswpout) * (double)PAGE / MIB);
 	wl_vm_delta(&r, &before, &after);
 	guest_record_end(&r);
+	return p;
+}
+
+/* Read one word of every page swap_out() paged out, in a random order: what a program
+ * pays to get its anonymous memory back from swap, the cost a report sets beside a
+ * file page's refault (the random 4 KiB read). The order defeats the swap slots'
+ * sequence, as reclaim's swap-ins do; swap readahead still brings neighbours in with a
+ * fault, which is the device's and kernel's real answer. pswpin and the major faults
+ * say how many reads that took. Every page must read back what swap_out() wrote in it
+ * (its first word, 1 + its offset): a device that loses or misplaces data fails here. */
+static void swap_in(char *p, size_t bytes, uint64_t *seed)
+{
+	struct guest_record r;
+	struct wl_vm before, after;
+	guest_phase("swap-in");
+	if (p == NULL)
+		return;
+	size_t pages = bytes / PAGE;
+	size_t *order = malloc(pages * sizeof(*order));
+	if (order == NULL)
+		guest_fail(NAME, 1, "cannot allocate the swap-in order");
+	for (size_t i = 0; i < pages; i++)
+		order[i] = i;
+	for (size_t i = pages - 1; i > 0; i--) {  /* Fisher-Yates */
+		size_t j = wl_rand(seed) % (i + 1), t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	/* Written out, the pages stay in memory as clean swap cache, unmapped, and a touch
+	 * would find them there. Mapping them again by reading (which keeps each clean, its
+	 * swap slot kept) and paging them out once more frees them with no new write, so
+	 * each touch below reads from the device. */
+	(void)wl_read_pages(p, bytes);
+	if (madvise(p, bytes, MADV_PAGEOUT) != 0)
+		guest_fail(NAME, 1, "madvise(MADV_PAGEOUT) failed");
+	while (wl_meminfo("Writeback") > 0)
+		usleep(100);
+	size_t wrong = 0, first_wrong = 0;
+	wl_vm_read(&before);
+	double t0 = guest_now();
+	for (size_t i = 0; i < pages; i++) {
+		size_t off = order[i] * PAGE;
+		if (*(volatile uint64_t *)(p + off) != 1 + off && wrong++ == 0)
+			first_wrong = off;
+	}
+	double took = guest_now() - t0;
+	wl_vm_read(&after);
+	if (wrong)
+		guest_fail(NAME, 1, "swap-in: %zu of %zu pages read back other data than was "
+			   "swapped out (the first at offset %zu)", wrong, pages, first_wrong);
+	guest_record_begin(&r, NAME, "swap-in");
+	guest_record_int(&r, "pages", pages);
+	guest_record_num(&r, "seconds", took);
+	guest_record_num(&r, "swapped_in_mib", (after.pswpin - before.pswpin) * (double)PAGE / MIB);
+	wl_vm_delta(&r, &before, &after);
+	guest_record_end(&r);
+	free(order);
 	munmap(p, bytes);
 }
 
@@ -190,6 +249,7 @@ int main(int argc, char **argv)
 	random_io("random-write", fd, buf, wl_int(opts, "random-writes"), pages, &seed, 1);
 	close(fd);
 	raw_sequential_write(buf, block, seq_write);
-	swap_out(wl_int(opts, "swap-out-mib") * MIB);
+	size_t swapped = wl_int(opts, "swap-out-mib") * MIB;
+	swap_in(swap_out(swapped), swapped, &seed);
 	return 0;
 }

@@ -21,4 +21,11 @@ def metrics(events):
             if r["swapped_mib"] > 0:
                 out.append(Metric("swap_out_s_per_mib", r["seconds"] / r["swapped_mib"],
                                   phase=phase))
+        elif kind == "swap-in":
+            out.append(Metric("swapped_in_mib", r["swapped_in_mib"], phase=phase))
+            out.append(Metric("swap_in_faults", r["d_pgmajfault"], phase=phase))
+            out.append(Metric("swap_in_s_per_page", r["seconds"] / r["pages"], phase=phase))
+            if r["d_pgmajfault"] > 0:
+                out.append(Metric("swap_in_s_per_fault", r["seconds"] / r["d_pgmajfault"],
+                                  phase=phase))
     return out

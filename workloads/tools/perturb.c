@@ -43,7 +43,7 @@ static void root_device(char *path, size_t size)
 	while (fgets(line, sizeof(line), f))
 		if (strncmp(line, "DEVNAME=", 8) == 0) {
 			line[strcspn(line, "\n")] = 0;
-			snprintf(path, size, "/dev/%s", line + 8);
+			snprintf(path, size, "/dev/%.*s", (int)(size - 6), line + 8);
 		}
 	fclose(f);
 	if (!path[0])
