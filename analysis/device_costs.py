@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from analysis.metrics import SWAP_ROTATIONAL, SWAP_SOLID_STATE  # noqa: E402
+from reclaimstudy.config.systems import NON_ROTATING_MODELS  # noqa: E402
 
 WORKLOAD = "disk-calib"
 # (metric, phase, column, scale to the column's unit)
@@ -75,16 +76,21 @@ def cost_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def devices(identities: dict[str, dict]) -> dict[str, dict]:
-    """Per system, from a run identity's system: the drive holding its files, and where
-    it swaps (the same drive, or zram and its compressor)."""
+    """Per system, from a run identity's system: the drive holding its files, where it
+    swaps (the same drive, or zram and its compressor), and the swap class the guest
+    should see (swap_rotational, swap_solid_state): zram and a non-rotating drive's
+    swap solid state, a rotating drive's (or gem5's delay, which reports no rate) not."""
     named = {}
     for system, profile in identities.items():
         disk = profile["disk"]
         timing = disk.get("timing") or {}
         drive = timing.get("drive") or timing.get("device") or \
             f"gem5's delay, {disk.get('delay_us')} us"
-        swap = f"zram ({disk.get('compressor')})" if disk["swap"] == "zram" else "the same drive"
-        named[system] = {"drive": drive, "swap": swap}
+        zram = disk.get("swap") == "zram"
+        swap = f"zram ({disk.get('compressor')})" if zram else "the same drive"
+        solid = zram or timing.get("model") in NON_ROTATING_MODELS
+        named[system] = {"drive": drive, "swap": swap,
+                         "expected": (float(not solid), float(solid))}
     return named
 
 
@@ -140,6 +146,17 @@ def _flag(value) -> str:
     return "-" if value is None or pd.isna(value) else str(int(value))
 
 
+def _swap_class(row: pd.Series, expected: tuple[float, float] | None) -> str:
+    """What the guest took its swap for, in bold with the profile's class where the two
+    differ (a drive that reports the wrong class, or runs from before it was fixed)."""
+    seen = (row[SWAP_ROTATIONAL.name], row[SWAP_SOLID_STATE.name])
+    text = f"{_flag(seen[0])} / {_flag(seen[1])}"
+    if expected is None or any(v is None or pd.isna(v) for v in seen) or \
+            tuple(seen) == expected:
+        return text
+    return f"**{text} (profile: {_flag(expected[0])} / {_flag(expected[1])})**"
+
+
 def markdown(costs: pd.DataFrame, named: dict[str, dict] | None = None) -> str:
     """`costs` (cost_table) as a Markdown table, each cell its mean [min, max]."""
     named = named or {}
@@ -151,7 +168,7 @@ def markdown(costs: pd.DataFrame, named: dict[str, dict] | None = None) -> str:
         device = named.get(row["system"], {})
         lines.append(
             f"| {row['system']} [{row['backend']}] | {device.get('drive', '-')} | {device.get('swap', '-')} | "
-            f"{_flag(row[SWAP_ROTATIONAL.name])} / {_flag(row[SWAP_SOLID_STATE.name])} | "
+            f"{_swap_class(row, device.get('expected'))} | "
             + " | ".join(_cell(row, c) for c in ("random_read_us", "sequential_read_mib_s",
                                                  "random_write_us", "sequential_write_mib_s",
                                                  "swap_out_ms_per_mib", "swap_in_us_per_fault",

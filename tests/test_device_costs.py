@@ -10,6 +10,7 @@ from analysis import device_costs
 from analysis.report import build_report
 from analysis.table import build_table
 from reclaimstudy.campaigns.studies import load_study
+from reclaimstudy.config.systems import get_system
 from reclaimstudy.results import record as rec
 from tests.runfactory import GEM5_ARTEFACTS, write_run
 
@@ -120,6 +121,26 @@ def test_the_report_of_a_disk_calib_study_shows_the_costs_and_their_plot(tmp_pat
     figure = folder / "report" / "plots" / "device-costs.png"
     assert "(plots/device-costs.png)" in section
     assert matplotlib.image.imread(figure).shape[0] > 100
+
+
+def test_a_swap_class_other_than_the_profiles_is_shown_in_bold(tmp_path):
+    """A run whose guest took its swap for another class than its profile's drive
+    gives (say, an SSD run from before the drive reported non-rotating media) is marked;
+    the profiles' classes come from their drive models, zram's from zram."""
+    study, folder = study_folder(tmp_path)
+    named = device_costs.devices({s: get_system(s).identity() for s in MEASURED})
+    assert {s: d["expected"] for s, d in named.items()} == {
+        "desktop-hdd-64": (1.0, 0.0), "desktop-nvme-ssd-64": (0.0, 1.0),
+        "desktop-zram-64": (0.0, 1.0)}
+    costs = device_costs.cost_table(build_table(folder, "device-costs"))
+    assert "**" not in device_costs.markdown(costs, named)
+    named["desktop-nvme-ssd-64"]["expected"] = (1.0, 0.0)
+    [line] = [x for x in device_costs.markdown(costs, named).splitlines() if "nvme" in x]
+    assert "**0 / 1 (profile: 1 / 0)**" in line
+    for name in ("desktop-sata-ssd-64", "mobile-emmc-samsung-pro-32gb-64", "desktop-ssd-64",
+                 "desktop-disksim-ibm18es-64", "ci-tiny"):
+        [device] = device_costs.devices({name: get_system(name).identity()}).values()
+        assert device["expected"][0] == float(get_system(name).disk.rotational), name
 
 
 def test_the_command_prints_the_table(tmp_path, capsys):
