@@ -36,8 +36,9 @@ RATIO = "refault_ratio"  # random_read_us / swap_in_us_per_fault
 
 def cost_table(table: pd.DataFrame) -> pd.DataFrame:
     """One row per backend and system of `table`'s successful disk-calib runs (QEMU's
-    numbers never pooled with gem5's): each cost's mean and min/max over repetitions, the file-refault/swap-in ratio, the swap device's class as
-    the guest took it, and the number of repetitions. Empty when there are none."""
+    numbers never pooled with gem5's): each cost's mean and min/max over repetitions,
+    the file-refault/swap-in ratio, the swap device's class as the guest took it, and
+    the number of repetitions. Empty when there are none."""
     runs = table[(table["workload"] == WORKLOAD) & (table["status"] == "ok")]
     if runs.empty:
         return pd.DataFrame()
@@ -53,8 +54,8 @@ def cost_table(table: pd.DataFrame) -> pd.DataFrame:
             one[column] = None if value is None else value * scale
         for spec in (SWAP_ROTATIONAL, SWAP_SOLID_STATE):
             one[spec.name] = values.get(("guest", spec.name, None))
-        if one["random_read_us"] and one["swap_in_us_per_fault"]:
-            one[RATIO] = one["random_read_us"] / one["swap_in_us_per_fault"]
+        one[RATIO] = one["random_read_us"] / one["swap_in_us_per_fault"] \
+            if one["random_read_us"] and one["swap_in_us_per_fault"] else None
         wide.append(one)
     frame = pd.DataFrame(wide)
     columns = [c for _, _, c, _ in COSTS] + [RATIO]
@@ -62,12 +63,12 @@ def cost_table(table: pd.DataFrame) -> pd.DataFrame:
     for (backend, system), part in frame.groupby(["backend", "system"], sort=False):
         row = {"backend": backend, "system": system, "repetitions": len(part)}
         for column in columns:
-            values = part[column].dropna() if column in part else pd.Series(dtype=float)
+            values = part[column].dropna()
             row[column] = values.mean() if len(values) else None
             row[column + "_min"] = values.min() if len(values) else None
             row[column + "_max"] = values.max() if len(values) else None
         for spec in (SWAP_ROTATIONAL, SWAP_SOLID_STATE):
-            seen = set(part[spec.name].dropna()) if spec.name in part else set()
+            seen = set(part[spec.name].dropna())
             # one value for every repetition, or the disagreement shows as None
             row[spec.name] = seen.pop() if len(seen) == 1 else None
         rows.append(row)
@@ -103,12 +104,12 @@ def cost_figure(costs: pd.DataFrame, path: Path) -> Path | None:
         return None
     shown = shown.assign(label=shown["system"] + " [" + shown["backend"] + "]")
     names = list(shown["label"])[::-1]
+    part = shown.set_index("label").loc[names]  # bottom to top
     y = range(len(names))
     fig, (costs_ax, ratio_ax) = plt.subplots(1, 2, figsize=(11, 0.45 * len(names) + 1.6),
                                              sharey=True)
     for offset, column, label in ((-0.2, "random_read_us", "random 4 KiB read (a file refault)"),
                                   (0.2, "swap_in_us_per_fault", "swap-in, per major fault")):
-        part = shown.set_index("label").loc[names]
         low, high = part[column] - part[column + "_min"], part[column + "_max"] - part[column]
         costs_ax.barh([i + offset for i in y], part[column], height=0.4, label=label,
                       xerr=[low, high], capsize=2)
@@ -116,7 +117,6 @@ def cost_figure(costs: pd.DataFrame, path: Path) -> Path | None:
     costs_ax.set_xlabel("microseconds (bar: mean; whisker: min-max over repetitions)")
     costs_ax.set_yticks(list(y), names)
     costs_ax.legend(fontsize=8, loc="lower right")
-    part = shown.set_index("label").loc[names]
     ratio_ax.barh(list(y), part[RATIO], color="grey",
                   xerr=[part[RATIO] - part[RATIO + "_min"], part[RATIO + "_max"] - part[RATIO]],
                   capsize=2)
