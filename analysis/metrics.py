@@ -74,6 +74,13 @@ def vmstat_declarations() -> dict[str, MetricSpec]:
 # alone can check regimes.
 GUEST_MEMORY = MetricSpec("memtotal_mib", "MiB", "gauge", "none",
                           "the guest kernel's MemTotal at the job's start")
+# What the swap device is to the guest (runjob's job_start: each disk's rotational flag
+# and the flags swapon gave each swap area), so a published table alone shows which
+# swap path a run took: the slot allocator and swap clustering differ for solid state.
+SWAP_ROTATIONAL = MetricSpec("swap_rotational", "flag", "gauge", "none",
+                             "1 when a swap area lies on a disk the guest sees as rotating")
+SWAP_SOLID_STATE = MetricSpec("swap_solid_state", "flag", "gauge", "none",
+                              "1 when swapon flagged every swap area solid state (SS)")
 # What the repetition's perturbation did before the job (workloads/tools/perturb.c), so
 # a published table alone can say how much a policy's reclaim took of it: its record's
 # field -> the table's declaration.

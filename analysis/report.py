@@ -26,6 +26,8 @@ from jinja2 import Environment, FileSystemLoader  # noqa: E402
 from markdown_it import MarkdownIt  # noqa: E402
 
 from analysis.compare import compare, format_text, policy_order  # noqa: E402
+from analysis.device_costs import cost_figure, cost_table, devices  # noqa: E402
+from analysis.device_costs import markdown as cost_markdown  # noqa: E402
 from analysis.idle_sweep import idle_sweep_figure, idle_sweeps  # noqa: E402
 from analysis.paired import paired  # noqa: E402
 from analysis.published import FINDINGS, PUBLISHED  # noqa: E402
@@ -572,8 +574,14 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
         sweeps.append({"backend": backend, "system": system, "figure": figure,
                        "runs": sweep["run_id"].nunique(),
                        "experiments": sorted(set(sweep["experiment"]))})
+    costs = cost_table(table)
+    device_costs = None if costs.empty else {
+        "table": cost_markdown(costs, devices({run.record["system_name"]: run.identity["system"]
+                                               for run in kept})),
+        "figure": cost_figure(costs, plots / "device-costs.png")}
     context = {
         "study": study, "newest": _newest_start(kept), "source": source,
+        "device_costs": device_costs,
         "backends": sorted(set(table["backend"])), "runs": table["run_id"].nunique(),
         "superseded": superseded,
         "outdated": outdated,

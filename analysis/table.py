@@ -16,8 +16,8 @@ import pandas as pd
 
 from analysis.metrics import (BLOCK_WEIGHTS, CLOCK_KEY, CLOCK_PERIOD, DISK_JUMPS, GEM5,
                               GUEST_MEMORY, IPC, PERTURBATION, PHASE_SECONDS, QUIET,
-                              RECLAIM_EFFICIENCY, TICKS_PER_SECOND, VMSTAT, VMSTAT_LEVELS,
-                              VMSTAT_START_LEVELS)
+                              RECLAIM_EFFICIENCY, SWAP_ROTATIONAL, SWAP_SOLID_STATE,
+                              TICKS_PER_SECOND, VMSTAT, VMSTAT_LEVELS, VMSTAT_START_LEVELS)
 from analysis.records import phase_spans, phase_vmstat_deltas, read_events, workload_metrics
 from reclaimstudy.config.metrics import MetricSpec
 from reclaimstudy.config.workloads import get_workload
@@ -63,14 +63,38 @@ def vmstat_rows(events: list[dict]) -> list[dict]:
     return rows
 
 
+def swap_disk(area: str, disks: list[str]) -> str | None:
+    """The disk holding swap area `area` ("/dev/sda2" -> "sda", "/dev/nvme0n1p2" ->
+    "nvme0n1", "/dev/zram0" -> "zram0"): the longest disk name it starts with."""
+    name = area.removeprefix("/dev/")
+    return max((d for d in disks if name.startswith(d)), key=len, default=None)
+
+
+def swap_class_rows(start: dict) -> list[dict]:
+    """What the swap device is to the guest (from runjob's job_start; none for a run
+    from before it recorded the disks' classes, or with no swap)."""
+    rotational, flags = start.get("rotational"), start.get("swap_flags")
+    if not rotational or not flags:
+        return []
+    disks = [swap_disk(area, list(rotational)) for area in flags]
+    if None in disks:
+        raise StudyError(f"job_start: a swap area of {sorted(flags)} lies on none of the "
+                         f"disks {sorted(rotational)}")
+    return [row(SWAP_ROTATIONAL, "guest", None, max(rotational[d] for d in disks)),
+            row(SWAP_SOLID_STATE, "guest", None,
+                all(f.startswith("SS") for f in flags.values()))]
+
+
 def guest_rows(events: list[dict]) -> list[dict]:
-    """Facts of the guest, not results: its memory, and what the repetition's
-    perturbation did (nothing where it did nothing: seed 0, or a run from before it)."""
+    """Facts of the guest, not results: its memory, what its swap device is to it, and
+    what the repetition's perturbation did (nothing where it did nothing: seed 0, or a
+    run from before it)."""
     rows = []
     start = next((e for e in events if e.get("event") == "job_start" and "memtotal_kib" in e),
                  None)
     if start is not None:
         rows.append(row(GUEST_MEMORY, "guest", None, start["memtotal_kib"] / 1024))
+        rows += swap_class_rows(start)
     perturbation = next((e for e in events if e.get("kind") == "perturb"), {})
     rows += [row(spec, "guest", None, perturbation[field])
              for field, spec in PERTURBATION.items() if field in perturbation]

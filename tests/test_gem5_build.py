@@ -146,6 +146,12 @@ PATCHES_OF_SERIES = {
         # beside 0006's and the SimpleSSD build (RECLAIMSTUDY_SIMPLESSD_EMMC, key_for).
         "0008-simplessd-emmc-link.patch":
             "8595ab4d6dd6dd3d12c8be4851268dbddde39a03744f984fd820c4d81f3544cc",
+        # 0009 makes the page walkers' accessed/dirty flag updates atomic behind a
+        # walker parameter, off by default: one core simulates as before (reclaim_fs.py
+        # turns it on for more than one). A multi-core system's runs are keyed by its own
+        # marker (X86TLB.RECLAIMSTUDY_PTE_ATOMIC, Gem5.key_for).
+        "0009-x86-pte-atomic-flag-updates.patch":
+            "51cd8a520c8290627229a9ad302fda94119b506de0d213bfc261d3e07d86144a",
     },
 }
 

@@ -325,6 +325,31 @@ def test_the_guest_rows_say_what_the_repetitions_perturbation_did():
         assert [r["metric"] for r in guest_rows(events)] == ["memtotal_mib"]
 
 
+def test_the_guest_rows_say_what_the_swap_device_is_to_the_guest():
+    """From job_start's disks and swap flags (as runjob writes them): a rotating disk's
+    partition, an NVMe namespace's, zram; a swap area on no listed disk is an error."""
+    def swap_class(rotational, flags):
+        start = {"event": "job_start", "memtotal_kib": 52004, "rotational": rotational,
+                 "swap_flags": flags}
+        return {r["metric"]: r["value"] for r in guest_rows([start])
+                if r["metric"].startswith("swap_")}
+
+    assert swap_class({"sda": 1}, {"/dev/sda2": ""}) == \
+        {"swap_rotational": 1.0, "swap_solid_state": 0.0}
+    assert swap_class({"nvme0n1": 0}, {"/dev/nvme0n1p2": "SSFS"}) == \
+        {"swap_rotational": 0.0, "swap_solid_state": 1.0}
+    # zram beside a rotating root disk: the swap's own disk decides
+    assert swap_class({"sda": 1, "zram0": 0}, {"/dev/zram0": "SSFS"}) == \
+        {"swap_rotational": 0.0, "swap_solid_state": 1.0}
+    # two areas, one on each: rotating, and not all solid state
+    assert swap_class({"sda": 1, "zram0": 0}, {"/dev/sda2": "", "/dev/zram0": "SS"}) == \
+        {"swap_rotational": 1.0, "swap_solid_state": 0.0}
+    # a run from before runjob recorded them, or with no swap: no rows
+    assert swap_class({"sda": 1}, {}) == {} and swap_class({}, {}) == {}
+    with pytest.raises(StudyError, match="lies on none of the disks"):
+        swap_class({"sda": 1}, {"/dev/vdb1": ""})
+
+
 def test_runs_the_study_no_longer_asks_for_are_set_aside(tmp_path):
     study = tmp_path / "smoke"
     shutil.copytree(RUNS / "smoke", study)

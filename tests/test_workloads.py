@@ -328,6 +328,58 @@ def test_image_key_follows_a_workloads_meta_but_not_its_metric_declarations(tmp_
     assert workloads_meta(tmp_path) != keys[1]
 
 
+def test_a_workload_for_more_cores_is_left_out_of_the_images_for_fewer(tmp_path):
+    """pte-race needs two cores (min_cores): an image for one core is built and keyed as
+    if it were not there, so adding it changed no one-core image or run id."""
+    import shutil
+
+    from reclaimstudy.artefacts.image import image_inputs, tree_sha256, workloads_meta
+    assert get_workload("pte-race").min_cores == 2
+    without = tmp_path / "workloads"
+    shutil.copytree(WORKLOADS, without, ignore=shutil.ignore_patterns("build", "pte-race"))
+    one, two = (image_inputs(get_system(name)) for name in ("desktop-hdd-64",
+                                                               "desktop-hdd-64-2core"))
+    assert one["workloads_sha256"] == tree_sha256(without)
+    assert one["workloads_meta"] == workloads_meta(without)
+    assert two["workloads_sha256"] == tree_sha256(WORKLOADS, skip={"build"}) != \
+        one["workloads_sha256"]
+    assert set(two["workloads_meta"]) - set(one["workloads_meta"]) == {"pte-race"}
+    with pytest.raises(StudyError, match=r"workload pte-race needs at least 2 cores \(its "
+                                         r"meta.toml's min_cores\), but system "
+                                         r"desktop-hdd-64 has 1"):
+        runs.RunSpec("s", get_system("desktop-hdd-64"), get_policy("baseline"),
+                     get_workload("pte-race"), {}, 0, "qemu")
+
+
+def test_a_workload_for_more_cores_may_not_bring_data(tmp_path):
+    """Data files and generate hooks are made for every image, left-out workloads' too."""
+    from reclaimstudy.config.workloads import parse_workload
+    folder = tmp_path / "demo"
+    folder.mkdir()
+    (folder / "run").write_text("#!/bin/sh\n")
+    (folder / "meta.toml").write_text(
+        'description = "d"\nphases = ["a"]\nmin_cores = 2\n[metrics]\n'
+        '[[data]]\nname = "f.bin"\nmib = 1\n')
+    with pytest.raises(StudyError, match="min_cores > 1 may have no"):
+        parse_workload(folder)
+
+
+def test_pte_race_on_two_cpus_finds_nothing_wrong_natively(programs):
+    """A real machine's flag updates are atomic: no marker crosses, the kernel reports
+    nothing. With fewer than two CPUs to pin to, the program refuses, saying so."""
+    result = native(programs, "pte-race", "--iterations=30", "--pages=8")
+    if not {0, 1} <= os.sched_getaffinity(0):
+        assert result.returncode == 1 and "needs two CPUs" in result.stdout + result.stderr
+        return
+    assert result.returncode == 0, result.stderr
+    events = parse_console(result.stdout + '@@reclaim {"event":"job_end","status":0}\n').events
+    [race] = [e for e in events if e.get("kind") == "race"]
+    assert race["iterations"] == 30 and race["writer_sweeps"] >= 2 * 30, race
+    assert race["foreign_in_r"] == race["foreign_in_r2"] == race["kernel_bad_lines"] == 0, race
+    assert {m.metric: m.value for m in workload_metrics("pte-race", events)} == {
+        "foreign_markers": 0, "kernel_bad_lines": 0, "tainted_bad_page": race["tainted"] >> 5 & 1}
+
+
 def test_the_interactive_process_sleeps_between_wake_ups_instead_of_spinning(programs, data):
     """Between wake-ups the interactive application must sleep. It once gave poll() a
     timeout in whole milliseconds, so the last part of each period became a busy loop of

@@ -47,10 +47,19 @@ if simplessd is not None:
     simplessd["emmc"] = getattr(importlib.import_module("m5.objects.SimpleSSDTiming"),
                                 "RECLAIMSTUDY_SIMPLESSD_EMMC", None)
 
+# gem5-patches/0009: the page walkers' atomic flag updates (its version; None without it,
+# and in a gem5 without x86, which the study tool refuses by its options).
+try:
+    pte_atomic = getattr(importlib.import_module("m5.objects.X86TLB"), "RECLAIMSTUDY_PTE_ATOMIC",
+                         None)
+except ImportError:
+    pte_atomic = None
+
 print("RECLAIM-GEM5-IDENTITY " + json.dumps({
     "version": _m5.core.gem5Version,
     "reclaimstudy_series": series,
     "disksim": disksim,
     "simplessd": simplessd,
+    "pte_atomic": pte_atomic,
     "options": {key: str(value) for key, value in defines.buildEnv.items()},
 }))

@@ -204,12 +204,26 @@ def ide_disk(path: str, drive: str, index: int, params: dict) -> IdeDisk:
     return disk
 
 
+def walker_params(params: dict) -> dict:
+    """gem5-patches/0009's parameters for every page walker: atomic flag updates on a
+    system of more than one core, where a walker's plain write of an entry's flags can
+    undo another core's change to it; none on one core (the walkers as before 0009). A
+    test may set them itself ("walker" in PARAMS: e.g. forced failures on one core)."""
+    if "walker" in params:
+        return params["walker"]
+    return {"atomic_flag_updates": True} if params["cores"] > 1 else {}
+
+
 def build_board(params: dict) -> X86Board:
     processor = SimpleProcessor(cpu_type=CPU_TYPES[params["cpu"]], num_cores=params["cores"],
                                 isa=ISA.X86)
     if params["cpu"] == "kvm":
         for core in processor.get_cores():
             core.core.usePerf = False  # perf counters are often unavailable to KVM guests' hosts
+    for name, value in walker_params(params).items():
+        for core in processor.get_cores():
+            for tlb in (core.core.mmu.itb, core.core.mmu.dtb):
+                setattr(tlb.walker, name, value)
     memory = MEMORIES[params["memory"]["type"]](size=f"{params['memory']['size_mib']}MiB")
     board = X86Board(clk_freq=params["clock"], processor=processor, memory=memory,
                      cache_hierarchy=cache_hierarchy(params["caches"]))

@@ -137,10 +137,19 @@ HOST_ONLY_SUFFIXES = {".md"}
 HOST_ONLY_META = {"metrics", "regime", "pauses"}
 
 
-def workloads_meta(root: Path = WORKLOADS) -> dict:
-    """Every workload's meta.toml as the image build reads it (no analysis keys)."""
+def workloads_meta(root: Path = WORKLOADS, left_out: frozenset[str] = frozenset()) -> dict:
+    """Every workload's meta.toml as the image build reads it (no analysis keys), but
+    those of `left_out`."""
     return {path.parent.name: {k: v for k, v in load(path).items() if k not in HOST_ONLY_META}
-            for path in sorted(root.glob("*/meta.toml"))}
+            for path in sorted(root.glob("*/meta.toml")) if path.parent.name not in left_out}
+
+
+def left_out(system: System, root: Path = WORKLOADS) -> frozenset[str]:
+    """The workloads an image for `system` leaves out: those that need more cores than
+    it has (min_cores). They are not in its key either, so adding one leaves every image
+    for fewer cores, and the runs on it, as they were."""
+    return frozenset(w.name for w in load_workloads(root).values()
+                     if w.min_cores > system.cpu.cores)
 
 
 def guest_file(relative: Path) -> bool:
@@ -367,12 +376,13 @@ def generate_data(tree: Path, programs: Path, memory_mib: int, work: Path,
 
 def image_inputs(system: System) -> dict:
     """Everything that determines a system's image, by content; builds nothing."""
+    skipped = left_out(system)
     return {
         "rootfs_key": rootfs_key(),
         "sysroot_key": sysroot_key(),
         "guest_runtime_sha256": tree_sha256(GUEST_RUNTIME),
-        "workloads_sha256": tree_sha256(WORKLOADS, skip={"build"}),
-        "workloads_meta": workloads_meta(),
+        "workloads_sha256": tree_sha256(WORKLOADS, skip={"build"} | skipped),
+        "workloads_meta": workloads_meta(left_out=skipped),
         "memory_mib": system.memory_mib,  # the workloads' generate hooks size data by it
         "data_files": data_files(system.memory_mib),
         "swap_mib": system.disk.swap_mib,
@@ -424,8 +434,11 @@ def _assemble(system: System, tarball: Path, rootfs: dict, inputs: dict, key: st
     reclaim = tree / "usr/lib/reclaim"
     sysroot, sysroot_manifest = guest_sysroot()
     compiler = guest_compiler(sysroot)
+    # Only the workloads the image is for (the Makefile builds every folder's by default).
+    skipped = left_out(system)
+    names = [f"NAMES={' '.join(sorted(set(workloads_meta()) - skipped))}"] if skipped else []
     run_logged(["make", "-C", str(WORKLOADS), f"OUT={reclaim}", f"CC={compiler}",
-                f"-j{os.cpu_count() or 1}"],
+                f"-j{os.cpu_count() or 1}", *names],
                cwd=WORKLOADS, log_path=work / "workloads.log", label="guest programs")
     shutil.copy2(GUEST_RUNTIME / "init", tree / "init")
     shutil.copy2(GUEST_RUNTIME / "runjob", reclaim / "runjob")

@@ -48,6 +48,13 @@ class RunSpec:
     # outside any study); it can change what the guest does, so it is an input.
     job_extra: str = ""
 
+    def __post_init__(self):
+        # The system's image leaves such a workload out (artefacts/image.py).
+        if self.workload.min_cores > self.system.cpu.cores:
+            raise StudyError(f"workload {self.workload.name} needs at least "
+                             f"{self.workload.min_cores} cores (its meta.toml's min_cores), but "
+                             f"system {self.system.name} has {self.system.cpu.cores}")
+
     def identity(self) -> dict:
         identity = {"system": self.system.identity(), "policy": self.policy.identity(),
                     "workload": {"name": self.workload.name, "arguments": self.arguments},

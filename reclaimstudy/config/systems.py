@@ -32,6 +32,9 @@ SIMPLESSD_DIR = CONFIGS / "simplessd"
 # the SATA link (gem5-patches/0008, the bus of simplessd-patches/0006): a phone's storage.
 SIMPLESSD_INTERFACES = ("sata", "nvme", "emmc")
 CPU_MODELS = ("atomic", "timing", "o3")
+# The [disk.timing] models whose drive reports non-rotating media (ATA IDENTIFY word
+# 217 = 1; NVMe namespaces are non-rotational to Linux anyway); the others report rpm.
+NON_ROTATING_MODELS = ("flash", "simplessd")
 HIERARCHIES = ("none", "private-l1-private-l2", "private-l1-shared-l2")
 MEMORY_TYPES = ("DDR3_1600", "DDR4_2400", "LPDDR3_1600")
 # Below this the Debian userland, the runtime and a workload's own floor do not fit
@@ -391,9 +394,13 @@ class Disk(Part):
         Linux marks a disk non-rotational (queue/rotational 0, and swap on it solid
         state) only for 1; it learns this at boot, and the drive model is part of every
         boot's key (_checkpoint_key, backends/gem5/backend.py)."""
-        if isinstance(self.timing, (HddTiming, DisksimTiming)):
-            return self.timing.rpm
-        return 1 if isinstance(self.timing, (FlashTiming, SimplessdTiming)) else 0
+        timing = self.timing
+        if timing is None:
+            return 0
+        if timing.model in NON_ROTATING_MODELS:
+            return 1
+        assert isinstance(timing, (HddTiming, DisksimTiming)), timing.model
+        return timing.rpm
 
     @property
     def rotational(self) -> bool:

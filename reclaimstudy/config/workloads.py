@@ -215,6 +215,10 @@ class Workload(Table):
     # Phases that are a sleep by design: their quiet time (analysis QUIET) is the workload's
     # own, and the report does not flag it
     pauses: tuple[str, ...] = ()
+    # The fewest CPUs it runs on. An image for a system of fewer cores leaves it out (and
+    # out of its key: artefacts/image.py), so such a workload leaves those images as
+    # they were; it may have no data files or generate hook (they would be left in).
+    min_cores: Annotated[int, Field(ge=1)] = 1
 
     @model_validator(mode="after")
     def names_what_it_declares(self):
@@ -227,6 +231,9 @@ class Workload(Table):
                              f"phases: {', '.join(self.phases)}")
         if self.generate is not None and not (self.directory / self.generate).is_file():
             raise ValueError(f"generate = {self.generate!r} is not a file in {self.directory}")
+        if self.min_cores > 1 and (self.data or self.generate):
+            raise ValueError("a workload with min_cores > 1 may have no [[data]] or generate "
+                             "(an image for fewer cores would still hold them)")
         return self
 
     def metric(self, name: str) -> MetricSpec:

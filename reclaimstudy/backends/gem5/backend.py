@@ -42,14 +42,17 @@ IDENTIFY = CONFIGS / "gem5" / "identify.py"
 # new device.
 # SCRIPT_SHA256 is the file as it is: tests/test_gem5_checkpoint.py fails when the file
 # changes, so that each change is a decision about these keys (a model whose path changed
-# what it simulates takes the new hash: its runs start again).
-SCRIPT_SHA256 = "d4806c0ac1c6954753a8d6cfeaacec68b7082952d255589f2edca7265bafacfb"
+# what it simulates takes the new hash: its runs start again). "multi-core" is the script
+# as of the last change to what a system of more than one core simulates, whatever its
+# drive (0009's flag updates, turned on for such a system alone): script_key.
+SCRIPT_SHA256 = "d2eaba67637448f04b5c29bde5a22ad8f8196a66a279ebefe0122101fbb24f9d"
 SCRIPT_KEYS = {
     "analytic": "8669441db6b0aef830e351c758642ca0bca520b7edf87b24f3361be475259fef",
     "disksim": "f3339f2dc77a64ab92c34ecd37222722c02bbd7933dc248ac8b2fef735ef1f88",
     "simplessd": "351f1ac912ac1dfd274124c39c329bd469179a9f42a7a487d276a5e4a1eb41e6",
     "simplessd-nvme": "864bf609a5d2a9eaf6dbc047af930de59af92541fd75b3c6c99bb1e80a7c2f1a",
     "simplessd-emmc": "d4806c0ac1c6954753a8d6cfeaacec68b7082952d255589f2edca7265bafacfb",
+    "multi-core": "d2eaba67637448f04b5c29bde5a22ad8f8196a66a279ebefe0122101fbb24f9d",
 }
 IDENTITY_MARK = "RECLAIM-GEM5-IDENTITY "
 EXPECTED_VERSION = "24.0"
@@ -92,6 +95,9 @@ class Gem5:
     # The SimpleSSD linked in (`./study gem5 --simplessd DIR`; gem5-patches/0006), as its
     # identify run reports it (None: none).
     simplessd: dict | None = None
+    # gem5-patches/0009's version of the page walker's atomic flag updates
+    # (X86TLB.RECLAIMSTUDY_PTE_ATOMIC; None: a gem5 without it).
+    pte_atomic: str | None = None
 
     @property
     def variant(self) -> str:
@@ -112,6 +118,8 @@ class Gem5:
             if self.simplessd_emmc:
                 simplessd["emmc"] = self.simplessd_emmc
             identity["simplessd"] = simplessd
+        if self.pte_atomic:
+            identity["pte_atomic"] = self.pte_atomic
         return identity
 
     @property
@@ -149,7 +157,15 @@ class Gem5:
         device version too, an eMMC drive's with 0008's bus version). Other runs keep the
         binary's key whether or not either is linked in (their simulation does not touch
         it), and a SATA SimpleSSD drive's runs theirs whether or not 0007 or 0008 is
-        built in."""
+        built in. A system of more than one core adds 0009's version (its walkers set
+        the page-table flags atomically); one core keeps its key with or without 0009,
+        which is off there."""
+        key = self._drive_key(system)
+        if system.cpu.cores > 1:
+            return json_sha256({"simulator": key, "pte_atomic": self.pte_atomic})[:16]
+        return key
+
+    def _drive_key(self, system: System) -> str:
         if uses_disksim(system):
             return json_sha256({"simulator": self.simulator_key,
                                 "disksim": self.disksim_identity})[:16]
@@ -184,6 +200,9 @@ INTERRUPT_SHADOW = "sti-shadow-1"
 PTE_FLAGS = "pte-ad-1"
 CHECKPOINT_STATE = "ckpt-state-2"
 SERIES = " ".join((DISK_TIMING, INTERRUPT_SHADOW, PTE_FLAGS, CHECKPOINT_STATE))
+# gem5-patches/0009's version (X86TLB.RECLAIMSTUDY_PTE_ATOMIC), named apart from SERIES:
+# one-core runs do not use it, so it is in the key of multi-core runs alone (key_for).
+PTE_ATOMIC = "pte-ad-smp-1"
 REQUIRED = {
     INTERRUPT_SHADOW: ("0002", "gem5 v24.0.0.1 takes an interrupt between STI and HLT, so "
                        "the idle guest can halt with work queued and sleep until its next "
@@ -220,12 +239,17 @@ NVME_HINT = (
     "build gem5 again from this checkout, whose gem5-patches/series holds 0007: `./study "
     "gem5 --source GEM5_DIR --simplessd SIMPLESSD_DIR`, and export the GEM5 it prints")
 EMMC_HINT = NVME_HINT.replace("holds 0007", "holds 0008")
+PTE_ATOMIC_HINT = (
+    "build gem5 again from this checkout, whose gem5-patches/series holds 0009: `./study "
+    "gem5 --source GEM5_DIR` (with the --disksim or --simplessd the profile's drive needs), "
+    "and export the GEM5 it prints")
 
 
 def require_patches(gem5: Gem5, system: System) -> None:
     """Every run needs 0002's interrupt shadow, 0003's page-table flags, 0004's
     checkpointed state and 0001's current version (the drive's class in IDENTIFY); a
-    request-level disk needs 0001's model too."""
+    request-level disk needs 0001's model too, and a system of more than one core
+    0009's atomic flag updates and caches (or the atomic CPU)."""
     if system.disk.timing is not None and gem5.series is None:
         raise StudyError(
             f"system {system.name} models its disk per request ([disk.timing] model = "
@@ -262,6 +286,30 @@ def require_patches(gem5: Gem5, system: System) -> None:
             built = f"built with series {gem5.series!r}" if gem5.series else "a stock gem5"
             raise StudyError(f"GEM5={gem5.path} is {built}, without gem5-patches/{patch} "
                              f"({marker}): {why}: {UNPATCHED_HINT}")
+    if system.cpu.cores > 1:
+        require_atomic_flags(gem5, system)
+
+
+def require_atomic_flags(gem5: Gem5, system: System) -> None:
+    """A system of more than one core needs atomic updates of page-table entries: by
+    Linux's locked instructions, which only a cache can make atomic in gem5 (or the
+    atomic CPU, which runs one core at a time), and by the walkers' flag updates
+    (gem5-patches/0009, which reclaim_fs.py turns on for such a system)."""
+    if system.caches.hierarchy == "none" and system.cpu.model != "atomic":
+        raise StudyError(
+            f"system {system.name} has {system.cpu.cores} {system.cpu.model} cores and no "
+            f"caches ([caches] hierarchy = 'none'): with no cache to hold a line, gem5 makes "
+            f"no read-modify-write atomic between cores, not Linux's locked instructions nor "
+            f"the page walkers' flag updates; give it a cache hierarchy "
+            f"(private-l1-private-l2 or private-l1-shared-l2), or the atomic CPU")
+    if not gem5.pte_atomic:
+        raise StudyError(
+            f"system {system.name} has {system.cpu.cores} cores, which needs "
+            f"gem5-patches/0009 (the page walkers' atomic accessed/dirty flag updates, "
+            f"X86TLB.RECLAIMSTUDY_PTE_ATOMIC = {PTE_ATOMIC!r}): without it a walker's "
+            f"plain write of the flags can undo another core's change to the entry (Linux "
+            f"clearing it, the page then freed while still mapped), but GEM5={gem5.path} "
+            f"was built without 0009: {PTE_ATOMIC_HINT}")
 
 
 def _build_info(path: Path) -> dict:
@@ -314,7 +362,7 @@ def find_gem5() -> Gem5:
     return Gem5(path, entry["version"], entry["sha256"], options,
                 entry.get("reclaimstudy_series"), entry.get("tcmalloc"),
                 tuple(entry.get("compilers", ())), entry.get("disksim"),
-                entry.get("simplessd"))
+                entry.get("simplessd"), entry.get("pte_atomic"))
 
 
 # The boot's drives draw from a seed no run uses (runs: 1 + repetition): a run restoring
@@ -445,7 +493,15 @@ def _checkpoint_key(simulator_key: str, kernel_key: str, image_key: str, kernel_
 
 
 def script_key(system: System) -> str:
-    """CONFIG_SCRIPT as the run identity knows it for this system's drive (SCRIPT_KEYS)."""
+    """CONFIG_SCRIPT as the run identity knows it for this system's drive, and for a
+    system of more than one core with the script's multi-core path too (SCRIPT_KEYS)."""
+    drive = _drive_script_key(system)
+    if system.cpu.cores > 1:
+        return json_sha256({"drive": drive, "multi-core": SCRIPT_KEYS["multi-core"]})
+    return drive
+
+
+def _drive_script_key(system: System) -> str:
     if uses_disksim(system):
         return SCRIPT_KEYS["disksim"]
     if uses_simplessd(system):
