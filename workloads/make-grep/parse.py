@@ -1,6 +1,5 @@
-"""make-grep (seed 003): each job's elapsed time and major faults; how busy the make kept
-a CPU; refaults of the run; how much of the run the two jobs spent side by side (its
-regime; only when both ran, --jobs=both)."""
+"""make-grep (seed 003): each job's elapsed time and major faults; refaults of the run;
+how much of the run the two jobs spent side by side (its regime)."""
 
 from analysis.records import Metric, with_phases
 
@@ -15,8 +14,6 @@ def metrics(events):
             out.append(Metric(f"{r['kind']}_majflt", r["majflt"], phase=r["phase"]))
             if "compile_cpu_s" in r:
                 out.append(Metric("compile_cpu_s", r["compile_cpu_s"], phase=r["phase"]))
-            if "cpu_s" in r and r["seconds"] > 0:
-                out.append(Metric("make_cpu_busy", r["cpu_s"] / r["seconds"], phase=r["phase"]))
         elif r["kind"] == "summary":
             out += [
                 Metric("run_s", r["seconds"], phase=r["phase"]),

@@ -14,8 +14,7 @@
  * and its own major faults), on 'Q' print one and exit.
  * compile mode (make-grep's compiler): run all of its text, read its unit (--data)
  * and the --includes headers, dirty its heap (the compiler's working memory), hash
- * them all, compute (--compile-work steps through the heap per KiB read), write an
- * object a quarter of the unit's size, seeded by the result, to --out, and exit. */
+ * them all, write an object a quarter of the unit's size to --out, and exit. */
 #define _GNU_SOURCE /* ppoll */
 #include <fcntl.h>
 #include <poll.h>
@@ -52,7 +51,6 @@ static struct wl_opt opts[] = {
 	{"period-us", WL_INT, "5000", 100, 60000000, "interactive: wake-up period"},
 	{"includes", WL_STR, "", 0, 0, "compile: headers to read, separated by commas"},
 	{"out", WL_STR, "", 0, 0, "compile: the object file to write"},
-	{"compile-work", WL_INT, "0", 0, 100000, "compile: steps through the heap per KiB of unit and headers read"},
 	{"seed", WL_INT, "1", 0, 1LL << 40, "chooses the hot pages"},
 	{NULL},
 };
@@ -193,48 +191,23 @@ static void interactive(struct app *a, int id, double period)
 	}
 }
 
-/* The compiler's compute, as its walks through its symbol tables and trees: `steps`
- * dependent steps through its working memory, each reading the word the hash so far
- * chooses and writing the new hash back, so no step can be skipped or started before
- * the one before has loaded; the result seeds the object. */
-static uint64_t walk(uint64_t h, uint64_t *heap, size_t words, long long steps)
-{
-	for (long long s = 0; s < steps; s++) {
-		size_t i = (size_t)(h >> 20) % words;
-		/* Added, not xored: a word the walk wrote itself must not cancel it. */
-		h = (h + heap[i] + 1) * 0x9e3779b97f4a7c15ULL;
-		h ^= h >> 31;
-		heap[i] = h;
-	}
-	return h;
-}
-
-/* The compiler's work after its launch: the headers, the hash, the walk, the object. */
+/* The compiler's work after its launch: the headers, the hash, the object. */
 static int compile(struct app *a)
 {
 	char includes[4096], buf[65536];
-	long long work = wl_int(opts, "compile-work"), read_bytes = (long long)a->data_len;
-	if (work && a->heap_len < sizeof(uint64_t))
-		guest_fail(NAME, 2, "bad --compile-work=%lld: the walk needs a heap (--heap-mib above 0)",
-			   work);
 	snprintf(includes, sizeof(includes), "%s", wl_str(opts, "includes"));
 	for (char *h = strtok(includes, ","); h; h = strtok(NULL, ",")) {
 		int fd = open(h, O_RDONLY);
 		if (fd < 0)
 			guest_fail(NAME, 1, "compile: cannot read the header '%s'", h);
 		ssize_t n;
-		while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
 			for (ssize_t i = 0; i + 8 <= n; i += 64)
 				a->sum = (a->sum ^ *(uint64_t *)(buf + i)) * 0x100000001b3ULL;
-			read_bytes += n;
-		}
 		close(fd);
 	}
 	for (size_t off = 0; off + 8 <= a->data_len; off += 64)
 		a->sum = (a->sum ^ *(const uint64_t *)(a->data + off)) * 0x100000001b3ULL;
-	if (work)
-		a->sum = walk(a->sum, (uint64_t *)a->heap, a->heap_len / sizeof(uint64_t),
-			      work * (read_bytes / 1024));
 	const char *out = wl_str(opts, "out");
 	if (*out && wl_write_random_file(out, a->data_len / 4 + 1, a->sum))
 		guest_fail(NAME, 1, "compile: cannot write '%s'", out);
