@@ -25,6 +25,7 @@ import pandas as pd  # noqa: E402
 from jinja2 import Environment, FileSystemLoader  # noqa: E402
 from markdown_it import MarkdownIt  # noqa: E402
 
+from analysis.beside import beside, beside_figure, drives_markdown, reference_of, rows_markdown  # noqa: E402
 from analysis.compare import compare, format_text, policy_order  # noqa: E402
 from analysis.device_costs import cost_figure, cost_table, devices  # noqa: E402
 from analysis.device_costs import markdown as cost_markdown  # noqa: E402
@@ -495,6 +496,25 @@ def build_report(study, results: Path) -> dict:
                         sweep_log=study_path / sweeplog.LOG)
 
 
+def _beside(study, table: pd.DataFrame, kept: list[PublishedRun], published_root: Path,
+            plots: Path) -> dict | None:
+    """The section setting this study's rows beside the published ones of the study it
+    names (`beside`), or None when it names none."""
+    reference = reference_of(study, published_root)
+    if reference is None:
+        return None
+    shown = beside(study, table, kept, reference)
+    if shown["rows"].empty:
+        return {"name": shown["name"], "published": reference["table"] is not None,
+                "rows": None, "drives": None, "figure": None}
+    figure = beside_figure(shown["rows"])
+    return {"name": shown["name"], "published": True, "rows": rows_markdown(shown["rows"]),
+            "drives": drives_markdown(shown["drives"]) if not shown["drives"].empty else None,
+            "figure": None if figure is None else _finish(
+                figure, f"{study.name} beside {shown['name']}: each claim's paired ratio",
+                plots / f"beside-{shown['name']}.png")}
+
+
 def _newest_start(kept: list[PublishedRun]) -> str:
     """When the newest run started: the report says what it was made from, not when it
     was made, so rebuilding it from the same runs gives the same bytes (git sees no
@@ -582,6 +602,7 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
     context = {
         "study": study, "newest": _newest_start(kept), "source": source,
         "device_costs": device_costs,
+        "beside": _beside(study, table, kept, findings_path.parent.parent, plots),
         "backends": sorted(set(table["backend"])), "runs": table["run_id"].nunique(),
         "superseded": superseded,
         "outdated": outdated,
