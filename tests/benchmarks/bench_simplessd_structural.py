@@ -54,12 +54,12 @@ VARIANTS = {
 
 def with_keys(text: str, changes: dict[tuple[str, str], str]) -> str:
     """`text` with each (section, key) line given its value; each must be there once."""
-    lines, section = text.splitlines(), None
+    lines, section = text.splitlines(), ""
     found = dict.fromkeys(changes, 0)
     for number, line in enumerate(lines):
         heading = re.match(r"^\[(\w+)\]", line)
         if heading:
-            section = heading[1]
+            section = str(heading[1])
             continue
         key = line.split(" = ", 1)[0]
         if (section, key) in changes:
