@@ -48,6 +48,9 @@ VARIANTS = {
     "hil-cores-2": lambda pal: {("cpu", "HILCoreCount"): "2"},
     "hil-cores-3": lambda pal: {("cpu", "HILCoreCount"): "3"},
     "work-interval-10us": lambda pal: {("nvme", "WorkInterval"): "10000000"},
+    "no-multi-plane": lambda pal: {("pal", "EnableMultiPlaneOperation"): "0"},
+    "no-random-io-tweak": lambda pal: {("ftl", "EnableRandomIOTweak"): "0"},
+    "superblock-cwd": lambda pal: {("pal", "SuperblockSize"): "CWD"},
     "4k-units": four_kib_units,
 }
 
