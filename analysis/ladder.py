@@ -13,20 +13,9 @@ import math
 
 import pandas as pd
 
-from analysis.compare import compare
-from analysis.seeds import reproduction
-from analysis.verdicts import short
+from analysis.beside import rows_alone, side_by_side
 from reclaimstudy.config.verdict_rules import VerdictRules
 from reclaimstudy.results.record import PublishedRun
-
-KEY = ["experiment", "what"]
-
-
-def _rows(table: pd.DataFrame, regimes: pd.DataFrame | None, baseline: str,
-          rules: VerdictRules) -> pd.DataFrame:
-    alone = VerdictRules(**(rules.model_dump() | {"multiplicity": "none"}))
-    rows = reproduction(compare(table, baseline), table, regimes, alone)
-    return rows.set_index(KEY) if not rows.empty else rows
 
 
 def _cpu(runs: list[PublishedRun]) -> dict[str, list[float]]:
@@ -39,41 +28,28 @@ def _cpu(runs: list[PublishedRun]) -> dict[str, list[float]]:
     return out
 
 
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else math.nan
+
+
 def compare_rungs(reference: pd.DataFrame, reference_runs: list[PublishedRun],
                   rung: pd.DataFrame, rung_runs: list[PublishedRun], baseline: str,
                   rules: VerdictRules, regimes: tuple = (None, None)) -> pd.DataFrame:
     """One row per reproduction row the rung has: both rungs' systems, ratios,
-    intervals and verdicts, whether the rung's ratio is inside the reference's interval,
-    and each rung's mean CPU-seconds per run of the experiment."""
-    ours = _rows(rung, regimes[1], baseline, rules)
-    theirs = _rows(reference, regimes[0], baseline, rules)
+    intervals and verdicts, whether the rung's ratio is inside the reference's interval
+    (analysis/beside.py), and each rung's mean CPU-seconds per run of the experiment."""
+    result = side_by_side(rows_alone(reference, regimes[0], baseline, rules),
+                          rows_alone(rung, regimes[1], baseline, rules))
+    if result.empty:
+        return result
     cost_ref, cost_rung = _cpu(reference_runs), _cpu(rung_runs)
-    out = []
-    for key, row in ours.iterrows() if not ours.empty else []:
-        if key not in theirs.index:
-            continue
-        ref = theirs.loc[key]
-        inside = bool(ref["interval_low"] <= row["paired_ratio"] <= ref["interval_high"])
-        same = short(row["verdict"]) == short(ref["verdict"])
-        ref_cpu, rung_cpu = cost_ref.get(key[0], []), cost_rung.get(key[0], [])
-        mean_ref = sum(ref_cpu) / len(ref_cpu) if ref_cpu else math.nan
-        mean_rung = sum(rung_cpu) / len(rung_cpu) if rung_cpu else math.nan
-        out.append({
-            "experiment": key[0], "what": key[1], "metric": row["metric"],
-            "reference_system": ref["system"], "system": row["system"],
-            "reference_ratio": ref["paired_ratio"], "reference_low": ref["interval_low"],
-            "reference_high": ref["interval_high"], "reference_verdict": short(ref["verdict"]),
-            "ratio": row["paired_ratio"], "low": row["interval_low"],
-            "high": row["interval_high"], "verdict": short(row["verdict"]),
-            "pairs": row["n_pairs"], "reference_pairs": ref["n_pairs"],
-            "inside": inside, "same_verdict": same,
-            "reference_cpu_s": mean_ref, "cpu_s": mean_rung,
-            "speed_up": mean_ref / mean_rung if mean_rung else math.nan})
-    result = pd.DataFrame(out)
-    if not result.empty:
-        # a rung stands in for an experiment only if every row of it agrees
-        allowed = result.groupby("experiment")[["inside", "same_verdict"]].transform("all").all(axis=1)
-        result["may_stand_in"] = allowed
+    result["reference_cpu_s"] = [_mean(cost_ref.get(e, [])) for e in result["experiment"]]
+    result["cpu_s"] = [_mean(cost_rung.get(e, [])) for e in result["experiment"]]
+    result["speed_up"] = [r / c if c else math.nan
+                          for r, c in zip(result["reference_cpu_s"], result["cpu_s"])]
+    # a rung stands in for an experiment only if every row of it agrees
+    allowed = result.groupby("experiment")[["inside", "same_verdict"]].transform("all").all(axis=1)
+    result["may_stand_in"] = allowed
     return result
 
 

@@ -25,6 +25,7 @@ import pandas as pd  # noqa: E402
 from jinja2 import Environment, FileSystemLoader  # noqa: E402
 from markdown_it import MarkdownIt  # noqa: E402
 
+from analysis.beside import beside, beside_figure, drives_markdown, reference_of, rows_markdown  # noqa: E402
 from analysis.compare import compare, format_text, policy_order  # noqa: E402
 from analysis.device_costs import cost_figure, cost_table, devices  # noqa: E402
 from analysis.device_costs import markdown as cost_markdown  # noqa: E402
@@ -451,6 +452,41 @@ def _cpu_model(system: str) -> str | None:
         return None
 
 
+# How root and swap meet the guest (Disk.guest_layout), for a reader.
+LAYOUT_WORDS = {
+    "device": "root and swap on two disks of that model",
+    "partition": "root and swap on one drive (swap a partition after the root filesystem: "
+                 "paging and file IO share it)",
+    "nvme": "root and swap partitions of one NVMe namespace",
+    "zram": "root on the disk, swap on zram (compressed, in the guest's own memory)",
+}
+
+
+def storage_words(system: str) -> str | None:
+    """The storage of a system profile in a sentence: what times its drive and where
+    root and swap live (None if the profile is gone)."""
+    try:
+        disk = get_system(system).disk
+    except StudyError:
+        return None
+    timing = disk.timing
+    if timing is None:
+        drive = "gem5's fixed delay per DMA descriptor (no drive model)"
+    elif timing.model == "hdd":
+        drive = f"our analytic rotating-disk model (`hdd`) of the {timing.drive}"
+    elif timing.model == "flash":
+        drive = f"our three-number flash model (`flash`) of the {timing.device}"
+    elif timing.model == "disksim":
+        # the drive's name says whether it is DiskSim's validated model or derived from it
+        drive = f"DiskSim 4.0, {timing.drive}"
+    else:
+        drive = f"{timing.drive}, " + ("SimpleSSD's NVMe controller" if disk.nvme else
+                                       "behind the IDE disk at queue depth 1"
+                                       + (", its link an eMMC bus" if timing.interface == "emmc" else ""))
+    spindle = " one spindle," if disk.guest_layout == "partition" and disk.rotational else ""
+    return f"{drive};{spindle} {LAYOUT_WORDS[disk.guest_layout]}"
+
+
 def read_findings(path: Path, experiments: set[str]) -> dict[str, str]:
     """What we found, per experiment: `## <experiment>` sections of a Markdown file
     (results/published/<study>/findings.md), written from the runs' evidence, and
@@ -493,6 +529,25 @@ def build_report(study, results: Path) -> dict:
                         source=f"results/{study.name}/",
                         findings_path=results / PUBLISHED / study.name / FINDINGS,
                         sweep_log=study_path / sweeplog.LOG)
+
+
+def _beside(study, table: pd.DataFrame, kept: list[PublishedRun], published_root: Path,
+            plots: Path) -> dict | None:
+    """The section setting this study's rows beside the published ones of the study it
+    names (`beside`), or None when it names none."""
+    reference = reference_of(study, published_root)
+    if reference is None:
+        return None
+    shown = beside(study, table, kept, reference)
+    if shown["rows"].empty:
+        return {"name": shown["name"], "published": reference["table"] is not None,
+                "rows": None, "drives": None, "figure": None}
+    figure = beside_figure(shown["rows"])
+    return {"name": shown["name"], "published": True, "rows": rows_markdown(shown["rows"]),
+            "drives": drives_markdown(shown["drives"]) if not shown["drives"].empty else None,
+            "figure": None if figure is None else _finish(
+                figure, f"{study.name} beside {shown['name']}: each claim's paired ratio",
+                plots / f"beside-{shown['name']}.png")}
 
 
 def _newest_start(kept: list[PublishedRun]) -> str:
@@ -545,6 +600,7 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
             "finding": findings.get(experiment),
             "seed": spec.seed if spec else None,
             "cpu": _cpu_model(system), "cpu_why": spec.cpu_why if spec else None,
+            "storage": storage_words(system),
             "varied": study.varied(spec) if spec else "",
             "text": format_text(part, study.baseline),
             "figures": [f for f in figures if f is not None],
@@ -582,6 +638,7 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
     context = {
         "study": study, "newest": _newest_start(kept), "source": source,
         "device_costs": device_costs,
+        "beside": _beside(study, table, kept, findings_path.parent.parent, plots),
         "backends": sorted(set(table["backend"])), "runs": table["run_id"].nunique(),
         "superseded": superseded,
         "outdated": outdated,

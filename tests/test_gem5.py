@@ -127,6 +127,11 @@ def test_the_guest_delay_loop_is_set_from_the_cpu_clock_and_the_kernels_hz(tmp_p
     for clock, lpj in (("2GHz", 2_000_000), ("1500MHz", 1_500_000), ("3.2GHz", 3_200_000)):
         system = get_system("desktop-hdd").changed(cpu={"clock": clock})
         assert gem5_backend.gem5_kernel_args(kernel.hz, system).split() == ["idle=halt", f"lpj={lpj}"]
+    # more than one core: the TSC kept as the clocksource (else 1 ms refined-jiffies)
+    for cores in (2, 4):
+        system = get_system("desktop-hdd").changed(cpu={"cores": cores})
+        assert gem5_backend.gem5_kernel_args(kernel.hz, system).split() == [
+            "idle=halt", "lpj=2000000", "tsc=reliable"]
     (tmp_path / "config").write_text("CONFIG_HZ_250=y\n")
     with pytest.raises(StudyError, match="no CONFIG_HZ line"):
         Kernel(tmp_path).hz  # noqa: B018 (the property raises)

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from analysis.records import read_events
-from analysis.report import build_report
+from analysis.report import build_report, storage_words
 from analysis.table import build_table, guest_rows
 from reclaimstudy.campaigns.studies import load_study
 from reclaimstudy.errors import StudyError
@@ -39,6 +39,25 @@ def test_report_has_the_seed_table_experiments_and_inputs(report):
     assert "## Inputs behind every number" in markdown and "kernel `" in markdown
     for plot in re.findall(r"\]\((plots/[^)]+\.png)\)", markdown):
         assert (report["markdown"].parent / plot).is_file()
+
+
+def test_each_experiment_says_what_times_its_drive_and_where_root_and_swap_live(report):
+    markdown = report["markdown"].read_text()
+    # the fixtures' ci-tiny: gem5's fixed delay, swap on a disk of its own
+    assert markdown.count(f"Storage: {storage_words('ci-tiny')}.") == 3
+    assert "no drive model" in storage_words("ci-tiny")
+    assert "two disks" in storage_words("ci-tiny")
+    # one rotating drive holding both: one spindle; the drive's validation in its name
+    validated = storage_words("desktop-disksim-ibm18es-64")
+    assert validated.startswith("DiskSim 4.0, IBM Ultrastar 18ES") and "validated model" in validated
+    assert "one spindle, root and swap on one drive" in validated
+    assert "derived, not validated" in storage_words("desktop-disksim-ibm18es-sata-64")
+    # flash shares a drive without a spindle; NVMe and zram say so
+    assert "spindle" not in storage_words("desktop-sata-ssd-64")
+    assert "queue depth 1" in storage_words("desktop-sata-ssd-64")
+    assert "NVMe controller" in storage_words("desktop-nvme-950-pro-64")
+    assert "swap on zram" in storage_words("desktop-zram-64")
+    assert storage_words("no-such-profile") is None
 
 
 def test_every_run_behind_an_experiment_is_one_link_from_the_report(report):

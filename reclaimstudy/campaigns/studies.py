@@ -127,6 +127,16 @@ class StudyFile(BaseModel):
     checkpoint_every_s: Annotated[float, number(), AfterValidator(_every)] | None = None
     order: Annotated[tuple[str, ...], BeforeValidator(_patterns)] = ()
     verdicts: VerdictRules = VerdictRules()
+    # Another study whose published rows this study's report sets beside its own (the
+    # same experiments on other hardware: analysis/beside.py).
+    beside: str | None = None
+
+    @field_validator("beside")
+    @classmethod
+    def beside_is_a_study(cls, name: str | None) -> str | None:
+        if name is not None and name not in study_names():
+            raise ValueError(f"not a study; allowed: {', '.join(study_names())}")
+        return name
 
     @model_validator(mode="before")
     @classmethod
@@ -179,6 +189,8 @@ class Study:
     order: tuple[str, ...] = ()
     # How the report judges the study's rows ([verdicts]: reclaimstudy/config/verdict_rules.py).
     verdicts: VerdictRules = VerdictRules()
+    # The study whose published rows the report sets beside this one's (StudyFile.beside).
+    beside: str | None = None
 
     def select(self, patterns: list[str]) -> "Study":
         """This study narrowed to the runs some pattern matches; a pattern that matches
@@ -270,7 +282,7 @@ def parse_study(name: str, table: dict, path: Path) -> Study:
         raise config_error(path, error, StudyFile) from None
     study = Study(name, parsed.description, parsed.baseline, parsed.repetitions,
                   tuple(parsed.experiment), path, parsed.checkpoint_every_s,
-                  verdicts=parsed.verdicts)
+                  verdicts=parsed.verdicts, beside=parsed.beside)
     study.check_patterns(f"{path}: order pattern", parsed.order)
     return replace(study, order=parsed.order)
 

@@ -75,8 +75,17 @@ def gem5_kernel_args(kernel_hz: int, system: System) -> str:
     loops-per-jiffy so the guest skips calibration. gem5's TSC counts CPU cycles
     (src/arch/x86/isa.cc), so udelay()'s delay_tsc needs clock / HZ. gem5's stdlib
     default, lpj=7999923, fits 2 GHz at HZ=250: at our HZ=1000 it made every udelay
-    four times too long (libata's per-command delays took 40 us instead of 10)."""
-    return f"idle=halt lpj={system.cpu.hz // kernel_hz}"
+    four times too long (libata's per-command delays took 40 us instead of 10).
+
+    With more than one core, tsc=reliable: gem5's CPU (vendor "HygonGenuine", no
+    constant_tsc flag) on more than one possible CPU makes 6.1's unsynchronized_tsc()
+    mark the TSC unstable at boot, and the guest then keeps time with refined-jiffies,
+    one tick (1 ms) at a time: every timing the guest took was a whole number of
+    milliseconds (ebizzy's 14 ms phases read as 13 or 15). gem5's cores count cycles of
+    one clock from tick 0, so their TSCs agree; one core keeps its arguments (and its
+    boot checkpoints and runs)."""
+    smp = " tsc=reliable" if system.cpu.cores > 1 else ""
+    return f"idle=halt lpj={system.cpu.hz // kernel_hz}{smp}"
 
 
 @dataclass(frozen=True)
