@@ -9,7 +9,6 @@ beside the verdicts: the drive's own statistics, summed over a run's phases and 
 over the runs of a policy.
 """
 
-import math
 from pathlib import Path
 
 import matplotlib
@@ -22,7 +21,7 @@ from matplotlib.ticker import FuncFormatter  # noqa: E402
 from analysis.compare import compare  # noqa: E402
 from analysis.published import published_dir, table_in  # noqa: E402
 from analysis.regimes import regime_checks  # noqa: E402
-from analysis.reproduction_plot import verdict_colour  # noqa: E402
+from analysis.reproduction_plot import plottable, verdict_colour  # noqa: E402
 from analysis.seeds import reproduction  # noqa: E402
 from analysis.verdicts import short  # noqa: E402
 from reclaimstudy.config.verdict_rules import VerdictRules  # noqa: E402
@@ -135,10 +134,6 @@ def beside(study, table: pd.DataFrame, kept: list[PublishedRun], reference: dict
     return {"name": reference["name"], "rows": rows, "drives": drives}
 
 
-def _finite(value) -> bool:
-    return pd.notna(value) and math.isfinite(value) and value > 0
-
-
 def beside_figure(rows: pd.DataFrame):
     """Each claim's paired ratio with its 95% interval, coloured by its verdict: the
     reference's system first (a square), then each of ours (a dot), on a log axis around
@@ -156,15 +151,15 @@ def beside_figure(rows: pd.DataFrame):
         for row in group.drop_duplicates("system").to_dict("records"):
             lines.append((f"{' ' * 4}{row['system']}", row["ratio"], row["low"], row["high"],
                           verdict_colour(row["verdict"]), "o", None))
-    if not any(_finite(line[1]) for line in lines):
+    if not any(plottable(line[1]) for line in lines):
         return None
     fig, ax = plt.subplots(figsize=(11, 0.9 + 0.3 * len(lines)))
     for y, (_, ratio, low, high, colour, marker, seed) in enumerate(reversed(lines)):
-        if _finite(low) and _finite(high):
+        if plottable(low) and plottable(high):
             ax.plot([low, high], [y, y], color=colour, linewidth=2.5)
-        if _finite(ratio):
+        if plottable(ratio):
             ax.plot(ratio, y, marker=marker, color=colour, markersize=6)
-        if seed is not None and _finite(seed):
+        if seed is not None and plottable(seed):
             ax.plot(seed, y, marker="D", color="black", markersize=5)
     ax.set_yticks(range(len(lines)))
     ax.set_yticklabels([line[0] for line in reversed(lines)], fontsize=8)

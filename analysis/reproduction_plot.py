@@ -32,7 +32,8 @@ def verdict_colour(verdict: str) -> str:
     return VERDICT_COLOURS.get(verdict, INCONCLUSIVE)
 
 
-def _finite(value) -> bool:
+def plottable(value) -> bool:
+    """Whether a ratio can be drawn on a log axis: a finite number above 0."""
     return pd.notna(value) and math.isfinite(value) and value > 0
 
 
@@ -44,7 +45,7 @@ def reproduction_figure(seeds: pd.DataFrame):
     (or `seeds` is empty).
     The caller titles and saves it."""
     rows = [r for r in seeds.to_dict("records")
-            if _finite(r["seed_ratio"]) or _finite(r["paired_ratio"])]
+            if plottable(r["seed_ratio"]) or plottable(r["paired_ratio"])]
     if not rows:
         return None
     fig, ax = plt.subplots(figsize=(11, FRAME_INCHES + ROW_INCHES * max(len(rows), 3)))
@@ -58,17 +59,17 @@ def reproduction_figure(seeds: pd.DataFrame):
             # outside the seed's window (000b's idle time): it expects no effect
             labels[-1] += " (seed: none here)"
             ax.plot(1.0, y, marker="D", markerfacecolor="none", color="black", markersize=6)
-        elif _finite(row["seed_ratio"]):
+        elif plottable(row["seed_ratio"]):
             ax.plot(row["seed_ratio"], y, marker="D", color="black", markersize=6)
-        if _finite(row["paired_ratio"]):
+        if plottable(row["paired_ratio"]):
             colour = verdict_colour(row["verdict"])
             ratio = row["paired_ratio"]
             wide = (row.get("adjusted_low", math.nan), row.get("adjusted_high", math.nan))
-            if _finite(wide[0]) and _finite(wide[1]):
+            if plottable(wide[0]) and plottable(wide[1]):
                 ax.errorbar(ratio, y, xerr=[[ratio - wide[0]], [wide[1] - ratio]], fmt="none",
                             color=colour, capsize=2, linewidth=0.8)
             low, high = row["interval_low"], row["interval_high"]
-            if _finite(low) and _finite(high):
+            if plottable(low) and plottable(high):
                 ax.errorbar(ratio, y, xerr=[[ratio - low], [high - ratio]], fmt="o",
                             color=colour, capsize=4, linewidth=2.2)
             else:

@@ -51,6 +51,12 @@ MEMORIES = {"DDR3_1600": single_channel.SingleChannelDDR3_1600,
             "DDR4_2400": single_channel.SingleChannelDDR4_2400,
             "LPDDR3_1600": single_channel.SingleChannelLPDDR3_1600}
 PANIC_TEXT = "Kernel panic - not syncing"
+# On more than one core the guest's `m5 exit` can come before the last of its console
+# output has left the tty's buffer for the UART (a 4-core smoke job ended mid-line, with
+# no job_end): the run goes on until the console holds the job's end marker, at most
+# this long, so a multi-core run ends with all its guest's lines.
+JOB_END = '"event":"job_end"'
+DRAIN_MAX_S = 0.1
 
 
 def cache_hierarchy(caches: dict):
@@ -267,13 +273,17 @@ class Outcome:
         self.status, self.detail = status, detail
         return True
 
-    def guest_panicked(self) -> bool:
+    def console_holds(self, text: str) -> bool:
+        """Whether the console's last 64 KiB hold `text`."""
         try:
             with open(self.console, errors="replace") as handle:
                 handle.seek(max(0, self.console.stat().st_size - 65536))
-                return PANIC_TEXT in handle.read()
+                return text in handle.read()
         except FileNotFoundError:
             return False
+
+    def guest_panicked(self) -> bool:
+        return self.console_holds(PANIC_TEXT)
 
     def write(self):
         result = {"mode": self.params["mode"], "status": self.status, "detail": self.detail,
@@ -361,9 +371,9 @@ def main(params_path: str):
             return outcome.end("checkpoint")
         return False  # a restored guest does not ask again; ignore it if it does
 
-    def on_exit():
-        if params["mode"] == "boot":
-            return outcome.end("error", "the guest exited before asking for a checkpoint")
+    draining_until = None  # the tick a multi-core run's console drain ends at the latest
+
+    def exited():
         # The guest closed its last phase with dumpresetstats: no tail block at exit.
         if segment:
             segment.no_dump_at_exit()
@@ -371,10 +381,24 @@ def main(params_path: str):
             atexit.unregister(m5.stats.dump)
         return outcome.end("exit")
 
+    def on_exit():
+        nonlocal draining_until
+        if params["mode"] == "boot":
+            return outcome.end("error", "the guest exited before asking for a checkpoint")
+        if params["cores"] > 1 and not outcome.console_holds(JOB_END):
+            draining_until = m5.curTick() + int(DRAIN_MAX_S * 1e12)
+            return False  # on to the guards, which end it once the console is whole
+        return exited()
+
     def on_fail():
         return outcome.end("guest-fail", simulator.get_last_exit_event_cause())
 
     def on_guard():
+        if draining_until is not None:
+            if outcome.console_holds(JOB_END) or m5.curTick() >= draining_until:
+                return exited()
+            m5.scheduleTickExitFromCurrent(guard_ticks)
+            return False
         if segment is not None and segment.due():
             outcome.segment = segment.close(simulator, segment.due())
             return outcome.end("segment", outcome.segment["why"])

@@ -44,15 +44,16 @@ IDENTIFY = CONFIGS / "gem5" / "identify.py"
 # changes, so that each change is a decision about these keys (a model whose path changed
 # what it simulates takes the new hash: its runs start again). "multi-core" is the script
 # as of the last change to what a system of more than one core simulates, whatever its
-# drive (0009's flag updates, turned on for such a system alone): script_key.
-SCRIPT_SHA256 = "d2eaba67637448f04b5c29bde5a22ad8f8196a66a279ebefe0122101fbb24f9d"
+# drive (0009's flag updates, turned on for such a system alone; the console drained
+# after `m5 exit`, DRAIN_MAX_S): script_key.
+SCRIPT_SHA256 = "fd7aaf7b3b09b735449a98714dc055bf7ee1ba1fcf27729788e23b1785a4f13b"
 SCRIPT_KEYS = {
     "analytic": "8669441db6b0aef830e351c758642ca0bca520b7edf87b24f3361be475259fef",
     "disksim": "f3339f2dc77a64ab92c34ecd37222722c02bbd7933dc248ac8b2fef735ef1f88",
     "simplessd": "351f1ac912ac1dfd274124c39c329bd469179a9f42a7a487d276a5e4a1eb41e6",
     "simplessd-nvme": "864bf609a5d2a9eaf6dbc047af930de59af92541fd75b3c6c99bb1e80a7c2f1a",
     "simplessd-emmc": "d4806c0ac1c6954753a8d6cfeaacec68b7082952d255589f2edca7265bafacfb",
-    "multi-core": "d2eaba67637448f04b5c29bde5a22ad8f8196a66a279ebefe0122101fbb24f9d",
+    "multi-core": "fd7aaf7b3b09b735449a98714dc055bf7ee1ba1fcf27729788e23b1785a4f13b",
 }
 IDENTITY_MARK = "RECLAIM-GEM5-IDENTITY "
 EXPECTED_VERSION = "24.0"
