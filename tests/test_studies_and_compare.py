@@ -267,9 +267,10 @@ def test_only_narrows_a_sweep_to_the_runs_its_patterns_name():
         ("thrash", p, r) for r in (0, 1) for p in ("baseline", "refault-scan-anon-off", "mglru")
     ] + [("desktop", "baseline", 0)]  # repetition by repetition: a cut sweep leaves pairs
     # The whole study: seed 000's five experiments (the desktop, the file server at four
-    # idle times) with its control, 4 policies ten times; the other six experiments (seed
-    # 002's on one core and on four) 3 policies five times.
-    assert len(every) == 5 * 4 * 10 + 6 * 3 * 5
+    # idle times) with its control, 4 policies ten times; the other seven experiments (seed
+    # 002's on one core and on four, seed 003's make-grep and make-grep-cpu) 3 policies
+    # five times.
+    assert len(every) == 5 * 4 * 10 + 7 * 3 * 5
     assert study.select(["desktop/*"]).points() == study.points()  # a report still wants all
     chosen_ids = {s.label() + str(s.arguments) for _, s in chosen}
     assert chosen_ids <= {s.label() + str(s.arguments) for _, s in every}
@@ -393,3 +394,19 @@ def test_a_published_gem5_report_names_each_experiments_cpu_and_why(tmp_path):
     report = report_published(load_study("ladder"), tmp_path)
     markdown = report["markdown"].read_text()
     assert "gem5's atomic CPU: the rung under test, beside seeds-gem5's timing-CPU runs" in markdown
+
+
+def test_seeds_gem5s_make_grep_cpu_gives_every_parameter_and_runs_where_its_image_is():
+    """Seed 003 in its regime: every parameter but the repetition's seed is in the study
+    file, so a change of make-grep-cpu's defaults cannot move its runs; they run on the
+    profile whose image holds the opt-in workload, and make-grep's own row is as it was."""
+    from reclaimstudy.config.workloads import get_workload
+    study = load_study("seeds-gem5")
+    experiment = next(e for e in study.experiments if e.name == "make-grep-cpu")
+    assert set(experiment.params) == set(get_workload("make-grep-cpu").parameters) - {"seed"}
+    assert experiment.params["jobs"] == "both"
+    specs = [spec for e, spec in study.runs("gem5") if e.name == "make-grep-cpu"]
+    assert len(specs) == 3 * 5
+    assert {spec.system.name for spec in specs} == {"desktop-hdd-64-cpumake"}
+    make_grep = next(e for e in study.experiments if e.name == "make-grep")
+    assert make_grep.params == {"make_passes": 1} and list(make_grep.systems) == ["desktop-hdd-64"]

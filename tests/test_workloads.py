@@ -25,6 +25,8 @@ from reclaimstudy.results.console import parse_console
 
 SEED_WORKLOADS = ["thrash", "mmap-seq", "desktop-launch", "hot-stream", "lazyfree", "make-grep"]
 ALL_WORKLOADS = SEED_WORKLOADS + ["disk-calib", "pte-flags"]
+# Opt-in workloads: no ci-tiny image holds them, so they run natively here only.
+OPT_IN_WORKLOADS = ["make-grep-cpu"]
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +41,7 @@ def data(tmp_path_factory, programs) -> Path:
     write_data_file(root / "file.bin", 8 << 20, "test/file")
     env = dict(os.environ, PYTHONPATH=str(REPO), RECLAIM_PROGRAMS=str(programs),
                PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
-    for name in ("desktop-launch", "hot-stream", "make-grep"):
+    for name in ("desktop-launch", "hot-stream", "make-grep", "make-grep-cpu"):
         hook = WORKLOADS / name / get_workload(name).generate
         subprocess.run([str(hook), str(root / name), "32"], check=True, env=env)
     write_data_file(root / "hot-stream" / "stream.bin", 4 << 20, "test/stream")
@@ -64,6 +66,8 @@ def tiny_args(name, data, tmp_path):
         "lazyfree": ["--threads=1,2", "--records=20", "--chunks=8", "--chunk-kib=64"],
         "make-grep": [f"--data-dir={data}/make-grep", f"--out-dir={tmp_path}/objs",
                       "--make-passes=1"],
+        "make-grep-cpu": [f"--data-dir={data}/make-grep-cpu", f"--out-dir={tmp_path}/objs",
+                          "--units=4", "--compile-work=1000"],
         # No swap-out or raw swap-device write on the host.
         "disk-calib": [f"--file={data}/file.bin", "--random-reads=20", "--seq-mib=4",
                        "--random-writes=5", "--seq-write-mib=0", "--swap-out-mib=0"],
@@ -79,7 +83,7 @@ def test_every_seed_has_a_workload_with_a_parser():
         assert (WORKLOADS / name / "parse.py").is_file()
 
 
-@pytest.mark.parametrize("name", ALL_WORKLOADS)
+@pytest.mark.parametrize("name", ALL_WORKLOADS + OPT_IN_WORKLOADS)
 def test_native_tiny_run_gives_records_its_parser_reads(programs, data, tmp_path, name):
     result = native(programs, name, *tiny_args(name, data, tmp_path))
     assert result.returncode == 0, result.stderr
@@ -187,6 +191,11 @@ def test_desktop_applications_share_the_toolkits_code(programs, data):
     ("lazyfree", ["--free=later"], "bad --free=later"),
     ("make-grep", ["--data-dir=/nowhere"], "no src/ and scan/ trees"),
     ("make-grep", ["--make-passes=0"], "bad --make-passes=0"),
+    ("make-grep-cpu", ["--data-dir=/nowhere"], "no src/ and scan/ trees under '/nowhere'"),
+    ("make-grep-cpu", ["--jobs=all"], "bad --jobs=all: allowed both, make, grep"),
+    ("make-grep-cpu", ["--compile-work=-1"], "bad --compile-work=-1: allowed an integer from 0 to 100000"),
+    ("make-grep-cpu", ["--compile-heap-mib=0"], "bad --compile-heap-mib=0: allowed an integer from 1 to 64"),
+    ("make-grep-cpu", ["--scan-percent=0"], "bad --scan-percent=0: allowed an integer from 1 to 100"),
     ("disk-calib", ["--file=/no/such/file"], "cannot open '/no/such/file' with O_DIRECT"),
     ("disk-calib", ["--random-reads=0"], "bad --random-reads=0"),
 ])
@@ -331,13 +340,15 @@ def test_a_workload_for_more_cores_is_left_out_of_the_images_for_fewer(tmp_path)
     from reclaimstudy.artefacts.image import image_inputs, tree_sha256, workloads_meta
     assert get_workload("pte-race").min_cores == 2
     without = tmp_path / "workloads"
-    shutil.copytree(WORKLOADS, without, ignore=shutil.ignore_patterns("build", "pte-race"))
+    # (make-grep-cpu is opt-in: no image for these two holds it either)
+    shutil.copytree(WORKLOADS, without,
+                    ignore=shutil.ignore_patterns("build", "pte-race", "make-grep-cpu"))
     one, two = (image_inputs(get_system(name)) for name in ("desktop-hdd-64",
                                                                "desktop-hdd-64-2core"))
     assert one["workloads_sha256"] == tree_sha256(without)
     assert one["workloads_meta"] == workloads_meta(without)
-    assert two["workloads_sha256"] == tree_sha256(WORKLOADS, skip={"build"}) != \
-        one["workloads_sha256"]
+    assert two["workloads_sha256"] == tree_sha256(WORKLOADS, skip={"build", "make-grep-cpu"}) \
+        != one["workloads_sha256"]
     assert set(two["workloads_meta"]) - set(one["workloads_meta"]) == {"pte-race"}
     with pytest.raises(StudyError, match=r"workload pte-race needs at least 2 cores \(its "
                                          r"meta.toml's min_cores\), but system "
@@ -415,6 +426,125 @@ def test_make_grep_runs_a_compiler_per_unit_that_writes_its_object(programs, dat
     objects = list((tmp_path / "objs").glob("*.o"))
     assert len(objects) == units and all(o.stat().st_size > 0 for o in objects)
     assert make["compile_cpu_s"] > 0
+
+
+def make_grep_cpu(programs, data, out, *args):
+    result = native(programs, "make-grep-cpu", f"--data-dir={data}/make-grep-cpu",
+                    f"--out-dir={out}", *args)
+    assert result.returncode == 0, result.stderr
+    return parse_console(result.stdout).events
+
+
+@pytest.mark.parametrize("jobs, present, absent", [
+    ("both", {"make_s", "grep_s", "make_cpu_busy", "grep_cpu_busy", "overlap"}, set()),
+    ("make", {"make_s", "make_cpu_busy", "compile_cpu_s"}, {"grep_s", "overlap"}),
+    ("grep", {"grep_s", "grep_majflt", "grep_cpu_busy"}, {"make_s", "make_cpu_busy", "overlap"}),
+])
+def test_make_grep_cpu_runs_each_job_alone_or_both(programs, data, tmp_path, jobs, present,
+                                                   absent):
+    """--jobs=make or grep runs that job alone (how the regime's lengths and the make's
+    busy fraction are measured), and only a run of both reports their overlap."""
+    events = make_grep_cpu(programs, data, tmp_path / "objs", "--units=4",
+                           "--compile-work=1000", f"--jobs={jobs}")
+    metrics = {m.metric: m.value for m in workload_metrics("make-grep-cpu", events)}
+    assert present <= metrics.keys() and not absent & metrics.keys(), metrics
+    kinds = [e["kind"] for e in events if e.get("event") == "record"]
+    assert kinds.count("make") == (jobs != "grep") and kinds.count("grep") == (jobs != "make")
+    if jobs != "grep":
+        make = next(e for e in events if e.get("kind") == "make")
+        assert make["compiles"] == 4
+        assert sorted(o.name for o in (tmp_path / "objs").glob("*.o")) == \
+            [f"u{u:05d}.o" for u in range(4)]
+        assert metrics["make_cpu_busy"] == pytest.approx(make["cpu_s"] / make["seconds"])
+        assert make["cpu_s"] >= make["compile_cpu_s"] > 0  # the make's own time beside
+
+
+def test_make_grep_cpu_scans_source_sized_files_twice_memory(programs, data, tmp_path):
+    """The scan tree is files of 4-32 KiB (grep -r over a source tree), twice the memory
+    the hook was given (32 MiB here), 100 to a directory; scan_percent reads its first
+    directories, so 50 reads memory's worth."""
+    scan = data / "make-grep-cpu" / "scan"
+    sizes = [f.stat().st_size for f in scan.rglob("*.c")]
+    assert sum(sizes) == 64 << 20
+    assert max(sizes) <= 32 << 10
+    assert sum(size < 4 << 10 for size in sizes) <= 1  # the last file is what was left
+    assert max(len(list(d.iterdir())) for d in scan.iterdir()) == 100
+    whole, half = (next(e for e in make_grep_cpu(programs, data, tmp_path, "--jobs=grep",
+                                                 f"--scan-percent={p}") if e.get("kind") == "grep")
+                   for p in (100, 50))
+    assert whole["files"] == len(sizes) and whole["mib"] == 64
+    assert 31 <= half["mib"] <= 33 and half["files"] == 100 * ((len(list(scan.iterdir())) + 1) // 2)
+
+
+def test_make_grep_cpu_compile_work_is_compiler_cpu_that_reaches_the_object(programs, data,
+                                                                           tmp_path):
+    """compile_work is real work in each compiler: 4x the steps cost clearly more CPU (the
+    compilers' user and system time, measured), and the walk's result seeds every
+    object, so no compiler can leave it out."""
+    cpu, objects = {}, {}
+    for work in (0, 2000, 8000):
+        out = tmp_path / f"objs-{work}"
+        events = make_grep_cpu(programs, data, out, "--units=8", "--jobs=make",
+                               f"--compile-work={work}")
+        cpu[work] = next(e for e in events if e.get("kind") == "make")["compile_cpu_s"]
+        objects[work] = {o.name: o.read_bytes() for o in out.glob("*.o")}
+    added = {work: cpu[work] - cpu[0] for work in (2000, 8000)}
+    assert added[2000] > 0.01, cpu
+    assert added[8000] > 2.5 * added[2000], cpu  # 4x the steps
+    assert objects[0].keys() == objects[2000].keys() == objects[8000].keys() and objects[0]
+    assert all(objects[0][name] != objects[2000][name] != objects[8000][name]
+               for name in objects[0])
+    assert all(len(objects[0][name]) == len(objects[8000][name]) for name in objects[0])
+
+
+def test_make_grep_cpu_refuses_more_units_than_its_tree_and_work_without_memory(programs,
+                                                                              data):
+    units = len(list((data / "make-grep-cpu" / "src" / "units").iterdir()))
+    result = native(programs, "make-grep-cpu", f"--data-dir={data}/make-grep-cpu",
+                    f"--units={units + 1}", "--jobs=make")
+    assert result.returncode != 0
+    assert f"bad --units={units + 1}: the tree has {units} units" in result.stderr
+    result = subprocess.run([str(data / "make-grep-cpu" / "cc1"), "--heap-mib=0",
+                             "--compile-work=10"], capture_output=True, text=True, timeout=60,
+                            env=dict(os.environ, RECLAIM_BACKEND="native"))
+    assert result.returncode == 2
+    assert "bad --compile-work=10: the walk needs working memory (--heap-mib above 0)" in \
+        result.stderr
+
+
+def test_an_opt_in_workload_is_only_in_the_images_that_name_it(tmp_path):
+    """make-grep-cpu is opt-in: desktop-hdd-64's image is built and keyed as if it were not
+    there (so adding it moved no image or run id), desktop-hdd-64-cpumake's holds it and
+    its data; a run of it on a profile that does not name it is refused, and so is a
+    profile that names a workload that is not opt-in."""
+    import shutil
+
+    from reclaimstudy.artefacts.image import image_inputs, tree_sha256, workloads_meta
+    assert get_workload("make-grep-cpu").opt_in and not get_workload("make-grep").opt_in
+    without = tmp_path / "workloads"
+    shutil.copytree(WORKLOADS, without,
+                    ignore=shutil.ignore_patterns("build", "pte-race", "make-grep-cpu"))
+    plain, holding = (image_inputs(get_system(name))
+                      for name in ("desktop-hdd-64", "desktop-hdd-64-cpumake"))
+    assert plain["workloads_sha256"] == tree_sha256(without)
+    assert plain["workloads_meta"] == workloads_meta(without)
+    assert "make-grep-cpu" not in {f["workload"] for f in plain["data_files"]}
+    assert set(holding["workloads_meta"]) - set(plain["workloads_meta"]) == {"make-grep-cpu"}
+    assert holding["workloads_sha256"] != plain["workloads_sha256"]
+    assert {k: v for k, v in holding.items() if not k.startswith("workloads_")} == \
+        {k: v for k, v in plain.items() if not k.startswith("workloads_")}
+    # The profile's identity names it only where it is set: desktop-hdd-64's is as it was.
+    assert "opt_in_workloads" not in get_system("desktop-hdd-64").identity()
+    assert get_system("desktop-hdd-64-cpumake").identity()["opt_in_workloads"] == \
+        ["make-grep-cpu"]
+    with pytest.raises(StudyError, match=r"workload make-grep-cpu is opt-in .* system "
+                                         r"desktop-hdd-64 does not"):
+        runs.RunSpec("s", get_system("desktop-hdd-64"), get_policy("baseline"),
+                     get_workload("make-grep-cpu"), {}, 0, "gem5")
+    naming = get_system("desktop-hdd-64").changed(opt_in_workloads=("make-grep",))
+    with pytest.raises(StudyError, match="opt_in_workloads names make-grep, not an opt-in "
+                                         "workload"):
+        image_inputs(naming)
 
 
 def test_disk_calib_never_writes_a_swap_device_outside_a_guest(programs, data):

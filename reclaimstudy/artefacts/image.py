@@ -146,10 +146,20 @@ def workloads_meta(root: Path = WORKLOADS, left_out: frozenset[str] = frozenset(
 
 def left_out(system: System, root: Path = WORKLOADS) -> frozenset[str]:
     """The workloads an image for `system` leaves out: those that need more cores than
-    it has (min_cores). They are not in its key either, so adding one leaves every image
-    for fewer cores, and the runs on it, as they were."""
-    return frozenset(w.name for w in load_workloads(root).values()
-                     if w.min_cores > system.cpu.cores)
+    it has (min_cores) and the opt-in ones it does not name (opt_in_workloads). They are
+    not in its key either, so adding one leaves every other image, and the runs on it,
+    as they were."""
+    workloads = load_workloads(root)
+    unknown = sorted(name for name in system.opt_in_workloads
+                     if name not in workloads or not workloads[name].opt_in)
+    if unknown:
+        raise StudyError(f"system {system.name}: opt_in_workloads names "
+                         f"{', '.join(unknown)}, not an opt-in workload (meta.toml's "
+                         f"opt_in); opt-in workloads: "
+                         f"{', '.join(sorted(w.name for w in workloads.values() if w.opt_in)) or 'none'}")
+    return frozenset(w.name for w in workloads.values()
+                     if w.min_cores > system.cpu.cores
+                     or w.opt_in and w.name not in system.opt_in_workloads)
 
 
 def guest_file(relative: Path) -> bool:
@@ -329,10 +339,13 @@ def _dpkg_versions(status: str) -> dict[str, str]:
     return dict(sorted(versions.items()))
 
 
-def data_files(memory_mib: int) -> list[dict]:
-    """Every workload's data files with their sizes for this memory size."""
+def data_files(memory_mib: int, left_out: frozenset[str] = frozenset()) -> list[dict]:
+    """Every workload's data files with their sizes for this memory size, but those of
+    the workloads the image leaves out."""
     files = []
     for workload in load_workloads().values():
+        if workload.name in left_out:
+            continue
         for data in workload.data:
             files.append({"workload": workload.name, "name": data.name,
                           "bytes": data.size_bytes(memory_mib)})
@@ -354,7 +367,7 @@ def write_data_file(path: Path, size: int, label: str) -> None:
 
 
 def generate_data(tree: Path, programs: Path, memory_mib: int, work: Path,
-                  compiler: str) -> None:
+                  compiler: str, left_out: frozenset[str] = frozenset()) -> None:
     """Run each workload's generate hook: `HOOK OUT MEMORY_MIB`, on the host.
 
     Hooks may be Python (run with this environment's interpreter and the project on
@@ -365,7 +378,7 @@ def generate_data(tree: Path, programs: Path, memory_mib: int, work: Path,
     env = dict(os.environ, PYTHONPATH=str(REPO), RECLAIM_PROGRAMS=str(programs), CC=compiler,
                PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
     for workload in load_workloads().values():
-        if not workload.generate:
+        if not workload.generate or workload.name in left_out:
             continue
         out = tree / GUEST_DATA.lstrip("/") / workload.name
         console.print(f"  data {workload.name}: {workload.generate}")
@@ -384,7 +397,7 @@ def image_inputs(system: System) -> dict:
         "workloads_sha256": tree_sha256(WORKLOADS, skip={"build"} | skipped),
         "workloads_meta": workloads_meta(left_out=skipped),
         "memory_mib": system.memory_mib,  # the workloads' generate hooks size data by it
-        "data_files": data_files(system.memory_mib),
+        "data_files": data_files(system.memory_mib, skipped),
         "swap_mib": system.disk.swap_mib,
         "recipe": IMAGE_RECIPE,
     }
@@ -443,7 +456,7 @@ def _assemble(system: System, tarball: Path, rootfs: dict, inputs: dict, key: st
     shutil.copy2(GUEST_RUNTIME / "init", tree / "init")
     shutil.copy2(GUEST_RUNTIME / "runjob", reclaim / "runjob")
     shutil.copy2(GUEST_RUNTIME / "zram-swap", reclaim / "zram-swap")
-    generate_data(tree, reclaim / "workloads", system.memory_mib, work, compiler)
+    generate_data(tree, reclaim / "workloads", system.memory_mib, work, compiler, skipped)
     for spec in inputs["data_files"]:
         target = tree / GUEST_DATA.lstrip("/") / spec["workload"] / spec["name"]
         console.print(f"  data {spec['workload']}/{spec['name']}: {spec['bytes'] >> 20} MiB")

@@ -54,6 +54,10 @@ class RunSpec:
             raise StudyError(f"workload {self.workload.name} needs at least "
                              f"{self.workload.min_cores} cores (its meta.toml's min_cores), but "
                              f"system {self.system.name} has {self.system.cpu.cores}")
+        if self.workload.opt_in and self.workload.name not in self.system.opt_in_workloads:
+            raise StudyError(f"workload {self.workload.name} is opt-in (its meta.toml's "
+                             f"opt_in): only the images of systems that name it in "
+                             f"opt_in_workloads hold it, and system {self.system.name} does not")
 
     def identity(self) -> dict:
         identity = {"system": self.system.identity(), "policy": self.policy.identity(),

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError,
+from pydantic import (AfterValidator, BeforeValidator, BaseModel, ConfigDict, Field, ValidationError,
                       model_validator)
 
 from reclaimstudy.config.tomlfile import config_error, load, number, one_of, whole_number
@@ -45,6 +45,11 @@ MAX_MEMORY_MIB = 3072
 # gem5 v24.0 keeps IdeDisk.delay in an `int` of ticks (picoseconds): past 2^31 - 1 ps
 # it wraps around (5000 us runs as 705 us), so longer delays cannot be modelled.
 MAX_DISK_DELAY_US = 2147
+
+
+def _as_tuple(value):
+    """A TOML list as the tuple a frozen profile keeps (anything else is left to fail)."""
+    return tuple(value) if isinstance(value, list) else value
 
 
 def _like(pattern: str, example: str):
@@ -459,6 +464,10 @@ class System(Part):
     caches: Caches
     memory: Memory
     disk: Disk
+    # Opt-in workloads (meta.toml's opt_in) this system's image holds beside the others:
+    # a variant of an experiment that needs its own programs or data runs on a profile
+    # that names it, and every other profile's image, and its runs, stay as they were.
+    opt_in_workloads: Annotated[tuple[str, ...], BeforeValidator(_as_tuple)] = ()
     path: Path | None = None
 
     def identity(self) -> dict:
@@ -483,6 +492,10 @@ class System(Part):
                 del disk["timing"]["interface"]
         if disk["swap"] == "device":
             del disk["swap"]
+        # In only where named, so a profile that names none keeps the identity it had
+        # (its image key holds what the workloads are).
+        if not data["opt_in_workloads"]:
+            del data["opt_in_workloads"]
         # A zram profile's size and compressor are in (its swap_mib, None, is not); a
         # disk's profile keeps the identity it had before zram.
         for key in ("swap_mib", "zram_mib", "compressor"):

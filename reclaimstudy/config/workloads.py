@@ -219,6 +219,11 @@ class Workload(Table):
     # out of its key: artefacts/image.py), so such a workload leaves those images as
     # they were; it may have no data files or generate hook (they would be left in).
     min_cores: Annotated[int, Field(ge=1)] = 1
+    # Held only by the images of systems that name it in their opt_in_workloads (a
+    # variant of an experiment that needs its own programs or data): every other image
+    # leaves it out, with its data and generate hook, and out of its key, so adding or
+    # changing one moves no other image or run id.
+    opt_in: bool = False
 
     @model_validator(mode="after")
     def names_what_it_declares(self):
