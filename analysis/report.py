@@ -35,6 +35,7 @@ from analysis.published import FINDINGS, PUBLISHED  # noqa: E402
 from analysis.regimes import regime_checks  # noqa: E402
 from analysis.reproduction_plot import reproduction_figure  # noqa: E402
 from analysis.seeds import caveats_for, repetition_values, reproduction, unmeasured  # noqa: E402
+from analysis.signatures import signature_rows  # noqa: E402
 from analysis.sequential_replay import sequential_verdicts  # noqa: E402
 from analysis.table import export, folder_table, study_runs, workload_declarations  # noqa: E402
 from analysis.verdicts import explained, short  # noqa: E402
@@ -646,6 +647,7 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
                    for row in failed.to_dict("records")],
         "experiments": experiments,
         "seeds": seed_rows,
+        "signatures": signature_rows(seed_rows),
         "adjusted_p": _adjusted_p(seed_rows),
         "seed_figure": seed_figure,
         "status": findings.get(STATUS),

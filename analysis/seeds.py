@@ -98,21 +98,44 @@ class Claim(BaseModel):
                              f"{declared[metric].unit!r}, the claim's unit {self.unit!r}")
 
 
+class Signature(BaseModel):
+    """A [signature."SEED"] of seeds.toml: the metrics that show a seed's mechanism only
+    together (seed 000a's rule saved time by cutting major faults and swap-ins), so its
+    pair is judged on all of them at once (analysis/signatures.py)."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    what: str = Field(min_length=1, pattern=r"\S")
+    metrics: list[str] = Field(min_length=2)
+
+
 class SeedsFile(BaseModel):
-    """configs/seeds.toml: the seeds' claims, and per seed what stops it reproducing on
-    this kernel ([caveats])."""
+    """configs/seeds.toml: the seeds' claims, per seed what stops it reproducing on this
+    kernel ([caveats]), and the seeds judged on several metrics together ([signature])."""
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     claim: list[Claim] = Field(min_length=1)
     caveats: dict[str, Annotated[str, Field(min_length=1, pattern=r"\S")]] = {}
+    signature: dict[str, Signature] = {}
 
     @model_validator(mode="after")
     def caveats_name_claimed_seeds(self):
         seeds = sorted({claim.seed for claim in self.claim})
-        for seed in self.caveats:
-            if seed not in seeds:
-                raise ValueError(f"[caveats] names seed '{seed}', which has no [[claim]]; "
-                                 f"allowed: {', '.join(seeds)}")
+        for table, named in (("caveats", self.caveats), ("signature", self.signature)):
+            for seed in named:
+                if seed not in seeds:
+                    raise ValueError(f"[{table}] names seed '{seed}', which has no [[claim]]; "
+                                     f"allowed: {', '.join(seeds)}")
+        return self
+
+    @model_validator(mode="after")
+    def signatures_name_claimed_metrics(self):
+        for seed, signature in self.signature.items():
+            claimed = sorted({c.metric for c in self.claim if c.seed == seed})
+            for metric in signature.metrics:
+                if metric not in claimed:
+                    raise ValueError(f"[signature.\"{seed}\"] metrics: {metric!r} is not a "
+                                     f"metric of seed {seed}'s claims; allowed: "
+                                     f"{', '.join(claimed)}")
         return self
 
 
@@ -130,6 +153,11 @@ def load_claims(path=SEEDS_FILE) -> list[Claim]:
 def load_caveats(path=SEEDS_FILE) -> dict[str, str]:
     """Per seed, what we found stops it reproducing on this kernel ([caveats] in seeds.toml)."""
     return dict(load_seeds(path).caveats)
+
+
+def load_signatures(path=SEEDS_FILE) -> dict[str, Signature]:
+    """Per seed, the metrics its pair is judged on together ([signature] in seeds.toml)."""
+    return dict(load_seeds(path).signature)
 
 
 def caveats_for(rows: pd.DataFrame, path=SEEDS_FILE) -> list[dict]:
