@@ -1,0 +1,46 @@
+# For `study run --workload desktop-launch --job-extra analysis/traces/desktop-launch-file-io.sh`:
+# counts, per kind of file of the desktop's applications, the pages the page cache added
+# (read from disk: first reads and refaults) and deleted (evicted), so a run can say how
+# much of its file I/O was executable text (app-NN, libtoolkit.so) and how much the
+# applications' data files (app-NN.dat, mapped read-only, not executable), beside its
+# swap-ins (vmstat pswpin). Printed at the job's end as "TRACE-COUNT: kind what pages".
+# The events stream through trace_pipe into a small awk in the guest, so a long run
+# cannot overrun runjob's 2 MiB buffer (the overrun is printed: it should be 0); that
+# awk and its cat are the trace's only memory beyond the buffer every run has.
+T=/sys/kernel/tracing
+mount -t tracefs tracefs $T 2>/dev/null
+D=/usr/share/reclaim/data/desktop-launch
+find $D -type f -printf '%i %f\n' > /tmp/trace-inodes
+set -- $(awk '{print $1}' /tmp/trace-inodes | sort -n | sed -n '1p;$p')
+lo=$1; hi=$2
+echo "TRACE: desktop-launch inodes $lo-$hi, $(wc -l < /tmp/trace-inodes) files"
+filter="i_ino >= $lo && i_ino <= $hi"
+for event in add_to_page_cache delete_from_page_cache; do
+  echo "$filter" > $T/events/filemap/mm_filemap_$event/filter || echo "TRACE: bad filter $event"
+  echo 1 > $T/events/filemap/mm_filemap_$event/enable
+done
+( cat $T/trace_pipe & echo $! > /tmp/trace-cat.pid; wait ) | awk '
+  NR == FNR { kind[$1] = ($2 ~ /\.dat$/) ? "data" : ($2 == "libtoolkit.so") ? "toolkit" : "code"; next }
+  { ino = ""
+    for (i = 1; i <= NF; i++) if ($i == "ino") ino = $(i + 1)
+    n = 0; s = tolower(ino)
+    for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+    k = (n in kind) ? kind[n] : "other"
+    if ($0 ~ /mm_filemap_add_to_page_cache/) add[k]++
+    else if ($0 ~ /mm_filemap_delete_from_page_cache/) del[k]++ }
+  END { split("code toolkit data other", ks, " ")
+        for (j = 1; j <= 4; j++) printf "TRACE-COUNT: %s added %d\nTRACE-COUNT: %s deleted %d\n", ks[j], add[ks[j]], ks[j], del[ks[j]] }
+' /tmp/trace-inodes - > /tmp/trace-counts &
+trace_awk=$!
+echo 1 > $T/tracing_on
+guestctl() {
+  if [ "$1" = done ]; then
+    echo 0 > $T/tracing_on
+    sleep 1
+    kill "$(cat /tmp/trace-cat.pid)" 2>/dev/null
+    wait $trace_awk 2>/dev/null
+    echo "TRACE: overrun $(sed -n 's/^overrun: //p' $T/per_cpu/cpu0/stats)"
+    cat /tmp/trace-counts
+  fi
+  command guestctl "$@"
+}
