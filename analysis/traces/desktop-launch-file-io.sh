@@ -4,6 +4,10 @@
 # much of its file I/O was executable text (app-NN, libtoolkit.so) and how much the
 # applications' data files (app-NN.dat, mapped read-only, not executable), beside its
 # swap-ins (vmstat pswpin). Printed at the job's end as "TRACE-COUNT: kind what pages".
+# It also sums the mm_vmscan_lru_shrink_active events per list (file, anon): calls, pages
+# taken, kept active (seed 000's rule: referenced executable file pages), deactivated
+# and found referenced, as "TRACE-ACTIVE: list what n": how often reclaim scanned the
+# active file list, against which seed 000's protection lasts one trip.
 # The events stream through trace_pipe into a small awk in the guest, so a long run
 # cannot overrun runjob's 2 MiB buffer (the overrun is printed: it should be 0); that
 # awk and its cat are the trace's only memory beyond the buffer every run has.
@@ -26,12 +30,24 @@ done
     n = 0; s = tolower(ino)
     for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
     k = (n in kind) ? kind[n] : "other"
-    if ($0 ~ /mm_filemap_add_to_page_cache/) add[k]++
+    if ($0 ~ /mm_vmscan_lru_shrink_active/) {
+      l = ($0 ~ /RECLAIM_WB_FILE/) ? "file" : "anon"; calls[l]++
+      for (i = 1; i <= NF; i++) {
+        split($i, kv, "=")
+        if (kv[1] == "nr_taken") taken[l] += kv[2]
+        if (kv[1] == "nr_active") kept[l] += kv[2]
+        if (kv[1] == "nr_deactivated") deact[l] += kv[2]
+        if (kv[1] == "nr_referenced") refd[l] += kv[2]
+      }
+    } else if ($0 ~ /mm_filemap_add_to_page_cache/) add[k]++
     else if ($0 ~ /mm_filemap_delete_from_page_cache/) del[k]++ }
   END { split("code toolkit data other", ks, " ")
-        for (j = 1; j <= 4; j++) printf "TRACE-COUNT: %s added %d\nTRACE-COUNT: %s deleted %d\n", ks[j], add[ks[j]], ks[j], del[ks[j]] }
+        for (j = 1; j <= 4; j++) printf "TRACE-COUNT: %s added %d\nTRACE-COUNT: %s deleted %d\n", ks[j], add[ks[j]], ks[j], del[ks[j]]
+        split("file anon", ls, " ")
+        for (j = 1; j <= 2; j++) printf "TRACE-ACTIVE: %s calls %d\nTRACE-ACTIVE: %s taken %d\nTRACE-ACTIVE: %s kept %d\nTRACE-ACTIVE: %s deactivated %d\nTRACE-ACTIVE: %s referenced %d\n", ls[j], calls[ls[j]], ls[j], taken[ls[j]], ls[j], kept[ls[j]], ls[j], deact[ls[j]], ls[j], refd[ls[j]] }
 ' /tmp/trace-inodes - > /tmp/trace-counts &
 trace_awk=$!
+echo 1 > $T/events/vmscan/mm_vmscan_lru_shrink_active/enable
 echo 1 > $T/tracing_on
 guestctl() {
   if [ "$1" = done ]; then
