@@ -3,7 +3,8 @@
 # (read from disk: first reads and refaults) and deleted (evicted), so a run can say how
 # much of its file I/O was executable text (app-NN, libtoolkit.so) and how much the
 # applications' data files (app-NN.dat, mapped read-only, not executable), beside its
-# swap-ins (vmstat pswpin). Printed at the job's end as "TRACE-COUNT: kind what pages".
+# swap-ins (vmstat pswpin), and the reads they came in ("batches": runs of consecutive
+# pages of one file, about one major fault each). Printed at the job's end as "TRACE-COUNT: kind what pages".
 # It also sums the mm_vmscan_lru_shrink_active events per list (file, anon): calls, pages
 # taken, kept active (seed 000's rule: referenced executable file pages), deactivated
 # and found referenced, as "TRACE-ACTIVE: list what n": how often reclaim scanned the
@@ -39,10 +40,17 @@ done
         if (kv[1] == "nr_deactivated") deact[l] += kv[2]
         if (kv[1] == "nr_referenced") refd[l] += kv[2]
       }
-    } else if ($0 ~ /mm_filemap_add_to_page_cache/) add[k]++
+    } else if ($0 ~ /mm_filemap_add_to_page_cache/) {
+      add[k]++
+      # a batch: pages of one file added at consecutive offsets (one read-around or
+      # readahead, so about one major fault each); ofs= is the byte offset
+      o = ""; for (i = 1; i <= NF; i++) if ($i ~ /^ofs=/) o = substr($i, 5) + 0
+      if (!(n == last_ino && o == last_ofs + 4096)) batch[k]++
+      last_ino = n; last_ofs = o
+    }
     else if ($0 ~ /mm_filemap_delete_from_page_cache/) del[k]++ }
   END { split("code toolkit data other", ks, " ")
-        for (j = 1; j <= 4; j++) printf "TRACE-COUNT: %s added %d\nTRACE-COUNT: %s deleted %d\n", ks[j], add[ks[j]], ks[j], del[ks[j]]
+        for (j = 1; j <= 4; j++) printf "TRACE-COUNT: %s added %d\nTRACE-COUNT: %s deleted %d\nTRACE-COUNT: %s batches %d\n", ks[j], add[ks[j]], ks[j], del[ks[j]], ks[j], batch[ks[j]]
         split("file anon", ls, " ")
         for (j = 1; j <= 2; j++) printf "TRACE-ACTIVE: %s calls %d\nTRACE-ACTIVE: %s taken %d\nTRACE-ACTIVE: %s kept %d\nTRACE-ACTIVE: %s deactivated %d\nTRACE-ACTIVE: %s referenced %d\n", ls[j], calls[ls[j]], ls[j], taken[ls[j]], ls[j], kept[ls[j]], ls[j], deact[ls[j]], ls[j], refd[ls[j]] }
 ' /tmp/trace-inodes - > /tmp/trace-counts &
