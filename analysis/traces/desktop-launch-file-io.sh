@@ -14,7 +14,7 @@
 # awk and its cat are the trace's only memory beyond the buffer every run has.
 T=/sys/kernel/tracing
 mount -t tracefs tracefs $T 2>/dev/null
-D=/usr/share/reclaim/data/desktop-launch
+D=/usr/share/reclaim/data/$WORKLOAD  # desktop-launch, or a variant of it
 find $D -type f -printf '%i %f\n' > /tmp/trace-inodes
 set -- $(awk '{print $1}' /tmp/trace-inodes | sort -n | sed -n '1p;$p')
 lo=$1; hi=$2
