@@ -42,10 +42,12 @@ done
       }
     } else if ($0 ~ /mm_filemap_add_to_page_cache/) {
       add[k]++
-      # a batch: pages of one file added at consecutive offsets (one read-around or
-      # readahead, so about one major fault each); ofs= is the byte offset
+      # a batch: pages of one file added in rising order within 32 pages (6.1's
+      # read-around window, 128 KiB) of the batch's first page: one read-around or
+      # readahead, so about one major fault each (an upper bound: a window whose
+      # pages are partly cached still reads in one batch; ofs= is the byte offset)
       o = ""; for (i = 1; i <= NF; i++) if ($i ~ /^ofs=/) o = substr($i, 5) + 0
-      if (!(n == last_ino && o == last_ofs + 4096)) batch[k]++
+      if (!(n == last_ino && o > last_ofs && o < batch_start + 32 * 4096)) { batch[k]++; batch_start = o }
       last_ino = n; last_ofs = o
     }
     else if ($0 ~ /mm_filemap_delete_from_page_cache/) del[k]++ }
