@@ -42,8 +42,8 @@ done
       }
     } else if ($0 ~ /mm_filemap_add_to_page_cache/) {
       add[k]++
-      # a batch: pages of one file added in rising order within 32 pages (6.1's
-      # read-around window, 128 KiB) of the batch's first page: one read-around or
+      # a batch: pages of one file added in rising order within 32 pages (the 6.1
+      # read-around window, 128 KiB) of the first page of the batch: one read-around or
       # readahead, so about one major fault each (an upper bound: a window whose
       # pages are partly cached still reads in one batch; ofs= is the byte offset)
       o = ""; for (i = 1; i <= NF; i++) if ($i ~ /^ofs=/) o = substr($i, 5) + 0
