@@ -39,6 +39,7 @@ def signature_rows(rows: list[dict], declared: dict[str, Signature] | None = Non
             "control": first.get("control", False), "anchor": first.get("anchor", ""),
             "what": signature.what, "cells": cells, "reading": reading(cells),
             "holds": all(c["verdict"] == REPRODUCED for c in cells),
+            "judged": all(c["verdict"] != NO_ROW for c in cells),
         })
     return out
 
