@@ -37,7 +37,8 @@ from analysis.reproduction_plot import reproduction_figure  # noqa: E402
 from analysis.seeds import caveats_for, repetition_values, reproduction, unmeasured  # noqa: E402
 from analysis.signatures import signature_rows  # noqa: E402
 from analysis.sequential_replay import sequential_verdicts  # noqa: E402
-from analysis.table import export, folder_table, study_runs, workload_declarations  # noqa: E402
+from analysis.table import (experiment_of, export, study_folder_table, study_runs,  # noqa: E402
+                            workload_declarations)
 from analysis.verdicts import explained, short  # noqa: E402
 from reclaimstudy.config.systems import get_system  # noqa: E402
 from reclaimstudy.errors import StudyError  # noqa: E402
@@ -153,6 +154,22 @@ def _phase_plot(raw: pd.DataFrame, policies: list[str], title: str, path: Path) 
     ax.set_ylabel("s")
     ax.legend(fontsize=7)
     return _finish(fig, title, path)
+
+
+def _generation(study, kept: list[PublishedRun], experiment: str, backend: str,
+                system: str) -> dict | None:
+    """Where a study carries experiments from an older instrument (StudyFile.carried):
+    the kernel and simulator an experiment's runs ran on, and if it is carried, why its
+    rows stand beside runs of a newer one. None in a study that carries none."""
+    if not study.carried:
+        return None
+    artefacts = {(a.get("kernel"), a.get("gem5")) for run in kept
+                 if experiment_of(run.record) == experiment and run.record["backend"] == backend
+                 and run.record["system_name"] == system
+                 for a in [run.identity["artefacts"]]}
+    return {"kernels": sorted({k for k, _ in artefacts if k}),
+            "simulators": sorted({g for _, g in artefacts if g}),
+            "why": dict(study.carried).get(experiment)}
 
 
 def _inputs(kept: list[PublishedRun]) -> list[dict]:
@@ -521,7 +538,7 @@ def build_report(study, results: Path) -> dict:
     from the study's run directories."""
     study_path = results / study.name
     found = study_runs(study_path, study.name)
-    kept, table = folder_table(study_path, study.name, study.points(), found)
+    kept, table = study_folder_table(study, study_path, found)
     if table.empty:
         raise StudyError(f"{study_path}: no runs to report on: run `./study sweep {study.name}` first")
     out = study_path / "report"
@@ -602,6 +619,7 @@ def write_report(study, table: pd.DataFrame, found: list[PublishedRun],
             "seed": spec.seed if spec else None,
             "cpu": _cpu_model(system), "cpu_why": spec.cpu_why if spec else None,
             "storage": storage_words(system),
+            "generation": _generation(study, kept, experiment, backend, system),
             "varied": study.varied(spec) if spec else "",
             "text": format_text(part, study.baseline),
             "figures": [f for f in figures if f is not None],

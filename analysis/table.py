@@ -10,6 +10,7 @@ and what the repetition's perturbation did, source "guest"). Only published runs
 import functools
 import json
 import re
+from collections.abc import Collection
 from pathlib import Path
 
 import pandas as pd
@@ -188,7 +189,7 @@ def run_rows(run: PublishedRun) -> list[dict]:
     run_dir, record = run.directory, run.record
     base = {"run_id": record["run_id"], "study": record["study"], "artefacts": run.artefacts_key,
             "setup": run.setup_key, "cell": run.cell_key,
-            "experiment": record.get("experiment") or record["workload_name"],
+            "experiment": experiment_of(record),
             "backend": record["backend"],
             "system": record["system_name"], "policy": record["policy_name"],
             "workload": record["workload_name"], "repetition": run.identity["repetition"],
@@ -219,13 +220,16 @@ def study_runs(study_path: Path, study: str | None = None) -> list[PublishedRun]
     return published_runs(study_path, study)
 
 
-def current_runs(found: list[PublishedRun], points: set[str] | None = None
-                 ) -> tuple[list[PublishedRun], int, int]:
+def current_runs(found: list[PublishedRun], points: set[str] | None = None,
+                 carried: Collection[str] = ()) -> tuple[list[PublishedRun], int, int]:
     """Runs of the newest kernel and simulator per backend, and of the newest image and
     checkpoint (and record schema) per backend and system, among those the study still
     asks for (`points`, see Study.points; all when None); and how many were set aside as
     superseded (older artefacts or schema: not repetitions of the newer) and as outdated
-    (other parameters, policy or system than the study file now names)."""
+    (other parameters, policy or system than the study file now names). An experiment
+    the study carries from an older instrument (`carried`: StudyFile.carried, each with
+    why) is its own generation: the newest kernel, simulator, image and checkpoint among
+    its own runs, which neither set aside the others' runs nor are set aside by them."""
     current = [run for run in found if run.current_schema]
     older_schema = len(found) - len(current)
     if points is not None:
@@ -233,14 +237,25 @@ def current_runs(found: list[PublishedRun], points: set[str] | None = None
         outdated, current = len(current) - len(wanted), wanted
     else:
         outdated = 0
+
+    def generation(run: PublishedRun) -> tuple:
+        experiment = experiment_of(run.record)
+        return (run.record["backend"], experiment if experiment in carried else None)
+
     # The kernel and the simulator are the same for every system: once a newer one has
     # run anywhere, the older one's runs are superseded everywhere (a fixed simulator
-    # fault must not linger in the systems not yet run again).
-    current_gen = _of_newest(current, lambda run: run.record["backend"], _shared_artefacts)
+    # fault must not linger in the systems not yet run again), but for the experiments
+    # the study file names as carried, and says why.
+    current_gen = _of_newest(current, generation, _shared_artefacts)
     kept = _of_newest(current_gen,
-                      lambda run: (run.record["backend"], run.record["system_name"]),
+                      lambda run: (*generation(run), run.record["system_name"]),
                       lambda run: run.artefacts_key)
     return kept, older_schema + len(current) - len(kept), outdated
+
+
+def experiment_of(record: dict) -> str:
+    """The experiment a run was made for (its workload's name in records that name none)."""
+    return record.get("experiment") or record["workload_name"]
 
 
 def _of_newest(runs: list[PublishedRun], where, what) -> list[PublishedRun]:
@@ -279,16 +294,24 @@ def set_aside_before(study_path: Path) -> tuple[int, int]:
 
 
 def folder_table(study_path: Path, study: str | None = None, points: set[str] | None = None,
-                 found: list[PublishedRun] | None = None
+                 found: list[PublishedRun] | None = None, carried: Collection[str] = ()
                  ) -> tuple[list[PublishedRun], pd.DataFrame]:
     """A study folder's current runs (see current_runs; of `found` when its runs were read
     already) and their tidy table, whose `attrs["superseded"]` and `attrs["outdated"]`
     count the runs set aside, here and on the machines before a restore (set_aside_before)."""
     if found is None:
         found = study_runs(study_path, study)
-    kept, superseded, outdated = current_runs(found, points)
+    kept, superseded, outdated = current_runs(found, points, carried)
     before = set_aside_before(study_path)
     return kept, runs_table(kept, superseded + before[0], outdated + before[1])
+
+
+def study_folder_table(study, study_path: Path, found: list[PublishedRun] | None = None
+                       ) -> tuple[list[PublishedRun], pd.DataFrame]:
+    """folder_table as the study file asks: the points it names and the experiments it
+    carries from an older instrument (reclaimstudy/campaigns/studies.py's Study)."""
+    return folder_table(study_path, study.name, study.points(), found,
+                        [name for name, _ in study.carried])
 
 
 def build_table(study_path: Path, study: str | None = None,

@@ -190,11 +190,11 @@ def cmd_slurm_step(args) -> int:
 
 def cmd_compare(args) -> int:
     from analysis.compare import compare, format_text
-    from analysis.table import build_table, export
+    from analysis.table import export, study_folder_table
     from reclaimstudy.campaigns.studies import load_study
 
     study = load_study(args.study)
-    table = build_table(args.results / study.name, study.name, study.points())
+    table = study_folder_table(study, args.results / study.name)[1]
     if args.export:
         for path in export(table, args.export):
             console.print(f"wrote {path}")
@@ -212,8 +212,8 @@ def cmd_pairs(args) -> int:
         from analysis.published import published_table
         table = published_table(study, args.results)
     else:
-        from analysis.table import build_table
-        table = build_table(args.results / study.name, study.name, study.points())
+        from analysis.table import study_folder_table
+        table = study_folder_table(study, args.results / study.name)[1]
     rows = experiment_rows(table, args.experiment, args.system)
     print("\n\n".join(format_pairs(metric_pairs(rows, spec, args.baseline or study.baseline))
                       for spec in args.metrics))
@@ -241,7 +241,7 @@ def cmd_ladder(args) -> int:
     from analysis.ladder import compare_rungs, format_ladder
     from analysis.published import published_dir, published_table
     from analysis.regimes import regime_checks
-    from analysis.table import folder_table
+    from analysis.table import study_folder_table
     from reclaimstudy.campaigns.studies import load_study
     from reclaimstudy.results.record import published_runs
 
@@ -250,7 +250,7 @@ def cmd_ladder(args) -> int:
         rung_table = published_table(rung, args.results)
         rung_runs = published_runs(published_dir(rung.name, args.results), rung.name)
     else:
-        rung_runs, rung_table = folder_table(args.results / rung.name, rung.name, rung.points())
+        rung_runs, rung_table = study_folder_table(rung, args.results / rung.name)
     ref_table = published_table(reference, args.results)
     ref_runs = published_runs(published_dir(reference.name, args.results), reference.name)
     ids = set(ref_table["run_id"])

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from analysis.compare import compare
-from analysis.table import build_table
+from analysis.table import build_table, current_runs, study_runs
 from reclaimstudy.errors import StudyError
 from reclaimstudy.results import record
 from tests.runfactory import changed, make_record, write_run
@@ -85,6 +85,40 @@ def test_a_new_simulator_or_kernel_on_one_system_supersedes_the_old_on_every_sys
     kept = {r["run_id"] for r in newer} | (set() if shared else {r["run_id"] for r in other})
     assert set(table["run_id"]) == kept
     assert table.attrs["superseded"] == 4 + (2 if shared else 0)
+
+
+EXPERIMENT_MIB = {"carried-one": 1, "not-carried": 2, "new-one": 3}
+
+
+@pytest.mark.parametrize("what", ["kernel", "gem5 binary"])
+def test_an_experiment_the_study_carries_keeps_its_own_older_instrument(tmp_path, what):
+    """A new kernel or simulator run for one experiment supersedes the older runs of every
+    other experiment, but not those of an experiment the study file carries (its
+    [carried] says why); a carried experiment's own newer runs still supersede its older."""
+    path, value = NEW_GENERATION[what]
+    def runs(experiment, started_at="2026-11-23T10:00:00+0000"):
+        # experiments of one workload differ in its arguments (the run id holds no name)
+        return [make_record(backend="gem5", policy=p, repetition=r, experiment=experiment,
+                            arguments={"read_mib": EXPERIMENT_MIB[experiment]}, started_at=started_at)
+                for p in ("baseline", "mglru") for r in (0, 1)]
+    kept_old, superseded_old = runs("carried-one"), runs("not-carried")
+    newer = [changed(run, path, value) for run in runs("new-one", "2026-11-24T10:00:00+0000")]
+    for run in kept_old + superseded_old + newer:
+        write_run(tmp_path, run)
+    found = study_runs(tmp_path, "smoke")
+    kept, superseded, _ = current_runs(found, carried=["carried-one"])
+    ids = lambda rs: {r["run_id"] for r in rs}  # noqa: E731
+    assert {run.record["run_id"] for run in kept} == ids(kept_old) | ids(newer)
+    assert superseded == 4
+    kept, superseded, _ = current_runs(found)  # nothing carried: the newest everywhere
+    assert {run.record["run_id"] for run in kept} == ids(newer) and superseded == 8
+    # the carried experiment run again on the newer instrument: its older runs go
+    again = [changed(run, path, value) | {"started_at": "2026-11-25T10:00:00+0000"}
+             for run in runs("carried-one")]
+    for run in again:
+        write_run(tmp_path, run, name=run["run_id"] + "-again")
+    kept, superseded, _ = current_runs(study_runs(tmp_path, "smoke"), carried=["carried-one"])
+    assert {run.record["run_id"] for run in kept} == ids(again) | ids(newer)
 
 
 def test_runs_of_an_older_record_schema_are_set_aside(tmp_path):
@@ -200,3 +234,21 @@ def test_a_slurm_task_slurm_ended_is_published_by_the_one_writer(tmp_path):
     assert run.record["run_id"] == planned.run_id and run.record["status"] == "failed"
     assert run.record["label"] == spec.label() and run.record["wall_seconds"] == 3600
     assert run.record["slurm"]["state"] == "TIMEOUT" and run.record["host"]["node"] == "n1"
+
+
+def test_a_study_carries_only_its_own_experiments_each_with_why(tmp_path):
+    from reclaimstudy.campaigns.studies import parse_study
+    table = {"description": "d", "baseline": "baseline",
+             "experiment": [{"name": e, "workload": "lazyfree", "policies": ["baseline"],
+                             "systems": ["desktop-hdd-96"], "repetitions": n}
+                            for n, e in ((1, "old"), (2, "new"))],
+             "carried": {"olde": "the newer kernel only adds drivers this profile never loads"}}
+    with pytest.raises(StudyError, match="\\[carried\\] names 'olde', not an experiment of "
+                                         "this study; allowed: old, new"):
+        parse_study("x", table, tmp_path / "x.toml")
+    table["carried"] = {"old": " "}
+    with pytest.raises(StudyError, match="carried"):
+        parse_study("x", table, tmp_path / "x.toml")
+    table["carried"] = {"old": "the newer kernel only adds drivers this profile never loads"}
+    assert parse_study("x", table, tmp_path / "x.toml").carried == (
+        ("old", "the newer kernel only adds drivers this profile never loads"),)

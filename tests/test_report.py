@@ -861,3 +861,23 @@ def test_a_seeds_number_in_a_phase_no_run_has_is_listed_as_unmeasured():
     seeds.loc[1] = {"seed": "002", "metric": "records_per_s", "phase": "arena-t4"}
     assert unmeasured(seeds, table) == []
     assert unmeasured(pd.DataFrame(), table) == []
+
+
+def test_a_carried_experiment_says_its_instrument_and_why(tmp_path):
+    """In a study that carries experiments from an older instrument, every experiment's
+    section names the kernel (and simulator) its runs ran on, and a carried one why it
+    may stand beside newer runs; a study that carries none says nothing of it."""
+    from dataclasses import replace
+    results = tmp_path / "results"
+    shutil.copytree(RUNS / "smoke", results / "smoke")
+    why = "its runs on the older kernel are kept: the newer one only adds unused drivers"
+    study = replace(load_study("smoke"), carried=(("thrash", why),))
+    markdown = build_report(study, results)["markdown"].read_text()
+    sections = re.split(r"\n### ", markdown)
+    thrash = next(s for s in sections if s.startswith("thrash on ci-tiny [qemu]"))
+    smoke = next(s for s in sections if s.startswith("smoke on ci-tiny [qemu]"))
+    kernel = re.search(r"Instrument: kernel `(\w+)`", smoke).group(1)
+    assert f"Instrument: kernel `{kernel}`; carried from an older instrument than the " \
+           f"study's newest: {why}." in thrash
+    assert "carried from" not in smoke
+    assert "Instrument:" not in build_report(load_study("smoke"), results)["markdown"].read_text()

@@ -47,7 +47,7 @@ class LookGate:
         """The study's stopped experiments, judged again only when runs have finished."""
         from analysis.regimes import regime_checks
         from analysis.sequential_replay import stopped_experiments
-        from analysis.table import folder_table
+        from analysis.table import study_folder_table
 
         with self._lock:
             finished = frozenset(p.parent.name for p in self.study_path.glob("*/run.json"))
@@ -55,7 +55,7 @@ class LookGate:
                 return self._judged[1]
             if not finished:
                 return {}
-            kept, table = folder_table(self.study_path, self.study.name, self.study.points())
+            kept, table = study_folder_table(self.study, self.study_path)
             stopped = stopped_experiments(
                 table, regime_checks(table, kept), self.study.baseline, self.study.verdicts,
                 {name: self.study.repetitions_of(e) for name, e in self.experiments.items()},

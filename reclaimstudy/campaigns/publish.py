@@ -15,7 +15,7 @@ from pathlib import Path
 
 from analysis.published import COUNTS, FINDINGS, PUBLISHED, counts, published_dir, table_in
 from analysis.report import write_report
-from analysis.table import export, export_csv, export_paths, folder_table
+from analysis.table import export, export_csv, export_paths, study_folder_table
 from reclaimstudy.campaigns import carry, sweeplog_writer
 from reclaimstudy.errors import StudyError
 from reclaimstudy.results import sweeplog
@@ -40,7 +40,7 @@ def publish(study, results: Path) -> dict:
 
 def _publish(study, results: Path) -> dict:
     study_path = results / study.name
-    kept, table = folder_table(study_path, study.name, study.points())
+    kept, table = study_folder_table(study, study_path)
     if table.empty:
         raise StudyError(f"{study_path}: no runs to publish: run `./study sweep {study.name}` first")
     target = published_dir(study.name, results)

@@ -130,6 +130,10 @@ class StudyFile(BaseModel):
     # Another study whose published rows this study's report sets beside its own (the
     # same experiments on other hardware: analysis/beside.py).
     beside: str | None = None
+    # Experiments whose published runs stay on an older kernel or simulator while others
+    # run on a newer one, each with why the difference cannot move its rows (the report
+    # prints it); every other experiment's older runs are superseded (analysis/table.py).
+    carried: dict[str, Annotated[str, Field(min_length=1, pattern=r"\S")]] = {}
 
     @field_validator("beside")
     @classmethod
@@ -166,6 +170,10 @@ class StudyFile(BaseModel):
                 raise ValueError(f"{at}: the baseline policy '{self.baseline}' is missing from "
                                  f"its policies {', '.join(experiment.policies)}; every "
                                  f"comparison needs it")
+        for name in self.carried:
+            if name not in seen:
+                raise ValueError(f"[carried] names '{name}', not an experiment of this "
+                                 f"study; allowed: {', '.join(e.name for e in self.experiment)}")
         return self
 
 
@@ -191,6 +199,9 @@ class Study:
     verdicts: VerdictRules = VerdictRules()
     # The study whose published rows the report sets beside this one's (StudyFile.beside).
     beside: str | None = None
+    # (experiment, why) for each experiment whose runs may stay on an older kernel or
+    # simulator (StudyFile.carried), in the file's order.
+    carried: tuple[tuple[str, str], ...] = ()
 
     def select(self, patterns: list[str]) -> "Study":
         """This study narrowed to the runs some pattern matches; a pattern that matches
@@ -282,7 +293,8 @@ def parse_study(name: str, table: dict, path: Path) -> Study:
         raise config_error(path, error, StudyFile) from None
     study = Study(name, parsed.description, parsed.baseline, parsed.repetitions,
                   tuple(parsed.experiment), path, parsed.checkpoint_every_s,
-                  verdicts=parsed.verdicts, beside=parsed.beside)
+                  verdicts=parsed.verdicts, beside=parsed.beside,
+                  carried=tuple(parsed.carried.items()))
     study.check_patterns(f"{path}: order pattern", parsed.order)
     return replace(study, order=parsed.order)
 
