@@ -272,9 +272,16 @@ PER_SYSTEM_ARTEFACTS = {"image", "checkpoint"}
 
 
 def _shared_artefacts(run: PublishedRun) -> str:
-    artefacts = run.identity["artefacts"]
-    return json.dumps({k: v for k, v in artefacts.items() if k not in PER_SYSTEM_ARTEFACTS},
-                      sort_keys=True)
+    shared = {k: v for k, v in run.identity["artefacts"].items()
+              if k not in PER_SYSTEM_ARTEFACTS}
+    # gem5's key in a run's identity adds what only some systems use (a DiskSim or
+    # SimpleSSD drive, 0009's atomic flags on more than one core); the build itself is
+    # the record's simulator key, one for every system a build ran, so a four-core run
+    # does not set aside the one-core runs of the same gem5, nor they it.
+    build = (run.record.get("artefacts", {}).get("gem5") or {}).get("simulator")
+    if build:
+        shared["gem5"] = build
+    return json.dumps(shared, sort_keys=True)
 
 
 # Written by reclaimstudy/campaigns/restore.py into the study folder it fills on a new machine: how

@@ -9,7 +9,7 @@ from analysis.compare import compare
 from analysis.table import build_table, current_runs, study_runs
 from reclaimstudy.errors import StudyError
 from reclaimstudy.results import record
-from tests.runfactory import changed, make_record, write_run
+from tests.runfactory import GEM5_ARTEFACTS, changed, make_record, write_run
 
 # Each input of a run's identity, and a new value for it. The artefacts and the record
 # schema make a new generation of the same points (the older one is set aside); the
@@ -252,3 +252,31 @@ def test_a_study_carries_only_its_own_experiments_each_with_why(tmp_path):
     table["carried"] = {"old": "the newer kernel only adds drivers this profile never loads"}
     assert parse_study("x", table, tmp_path / "x.toml").carried == (
         ("old", "the newer kernel only adds drivers this profile never loads"),)
+
+
+def test_runs_of_one_gem5_build_are_one_generation_whatever_their_systems_add():
+    """A four-core run's identity keys gem5 with 0009's version, a DiskSim drive's with
+    DiskSim's: runs of one build on one-core and other systems stand together, and a
+    newer build on any system sets aside the older build's runs on all of them."""
+    import tempfile
+    from pathlib import Path
+
+    def run(system, identity_key, build, day):
+        record = make_record(backend="gem5", system=system, policy="baseline",
+                             artefacts={**GEM5_ARTEFACTS, "gem5": identity_key},
+                             started_at=f"2026-11-{day}T10:00:00+0000")
+        record["artefacts"]["gem5"]["simulator"] = build
+        return record
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder)
+        one_core = run("desktop-hdd-96", "b1", "b1", 23)
+        four_core = run("desktop-hdd-96-4core", "b1-smp", "b1", 24)
+        for record in (one_core, four_core):
+            write_run(path, record)
+        kept, superseded, _ = current_runs(study_runs(path, "smoke"))
+        assert {r.record["run_id"] for r in kept} == {one_core["run_id"], four_core["run_id"]}
+        newer = run("desktop-hdd-96", "b2", "b2", 25)
+        write_run(path, newer)
+        kept, superseded, _ = current_runs(study_runs(path, "smoke"))
+        assert [r.record["run_id"] for r in kept] == [newer["run_id"]] and superseded == 2
