@@ -37,8 +37,8 @@ from analysis.reproduction_plot import reproduction_figure  # noqa: E402
 from analysis.seeds import caveats_for, repetition_values, reproduction, unmeasured  # noqa: E402
 from analysis.signatures import signature_rows  # noqa: E402
 from analysis.sequential_replay import sequential_verdicts  # noqa: E402
-from analysis.table import (experiment_of, export, study_folder_table, study_runs,  # noqa: E402
-                            workload_declarations)
+from analysis.table import (experiment_of, export, gem5_build, study_folder_table,  # noqa: E402
+                            study_runs, workload_declarations)
 from analysis.verdicts import explained, short  # noqa: E402
 from reclaimstudy.config.systems import get_system  # noqa: E402
 from reclaimstudy.errors import StudyError  # noqa: E402
@@ -158,18 +158,17 @@ def _phase_plot(raw: pd.DataFrame, policies: list[str], title: str, path: Path) 
 
 def _generation(study, kept: list[PublishedRun], experiment: str, backend: str,
                 system: str) -> dict | None:
-    """Where a study carries experiments from an older instrument (StudyFile.carried):
-    the kernel and simulator an experiment's runs ran on, and if it is carried, why its
-    rows stand beside runs of a newer one. None in a study that carries none."""
-    if not study.carried:
+    """Where a study keeps experiments on an older instrument (StudyFile.older_instrument):
+    the kernel and simulator an experiment's runs ran on, and if it is kept so, why its
+    rows stand beside runs of a newer one. None in a study that keeps none."""
+    if not study.older_instrument:
         return None
-    artefacts = {(a.get("kernel"), a.get("gem5")) for run in kept
+    artefacts = {(run.identity["artefacts"].get("kernel"), gem5_build(run)) for run in kept
                  if experiment_of(run.record) == experiment and run.record["backend"] == backend
-                 and run.record["system_name"] == system
-                 for a in [run.identity["artefacts"]]}
+                 and run.record["system_name"] == system}
     return {"kernels": sorted({k for k, _ in artefacts if k}),
             "simulators": sorted({g for _, g in artefacts if g}),
-            "why": dict(study.carried).get(experiment)}
+            "why": dict(study.older_instrument).get(experiment)}
 
 
 def _inputs(kept: list[PublishedRun]) -> list[dict]:

@@ -128,6 +128,20 @@ class SeedsFile(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def each_claim_is_one_row(self):
+        """Two claims of one metric, phase and pair would be one row twice."""
+        seen = set()
+        for claim in self.claim:
+            key = (claim.seed, claim.workload, claim.metric, claim.phase, claim.with_policy,
+                   claim.without_policy)
+            if key in seen:
+                raise ValueError(f"seed {claim.seed}'s claim on {claim.metric} "
+                                 f"[{claim.phase or 'whole run'}], {claim.with_policy} against "
+                                 f"{claim.without_policy}, is given twice")
+            seen.add(key)
+        return self
+
+    @model_validator(mode="after")
     def signatures_name_claimed_metrics(self):
         for seed, signature in self.signature.items():
             claimed = sorted({c.metric for c in self.claim if c.seed == seed})

@@ -10,6 +10,7 @@ rows' own verdicts (already adjusted among the family: nothing is tested again).
 
 from analysis.paired import REPRODUCED
 from analysis.seeds import Signature, load_signatures
+from analysis.verdicts import short
 
 # a signature metric the pair has no claim row for (seeds.toml claims it for another pair)
 NO_ROW = "no row"
@@ -25,7 +26,9 @@ def signature_rows(rows: list[dict], declared: dict[str, Signature] | None = Non
     groups: dict[tuple, dict[str, dict]] = {}
     for row in rows:
         signature = declared.get(row["seed"])
-        if signature is None or row["metric"] not in signature.metrics or row.get("phase"):
+        phase = row.get("phase")
+        if signature is None or row["metric"] not in signature.metrics or (
+                isinstance(phase, str) and phase):
             continue
         key = tuple(row.get(k, "") for k in KEY) + tuple(row["policies"][:2])
         groups.setdefault(key, {})[row["metric"]] = row
@@ -38,7 +41,7 @@ def signature_rows(rows: list[dict], declared: dict[str, Signature] | None = Non
             **dict(zip(KEY, key)), "with": key[-2], "without": key[-1],
             "control": first.get("control", False), "anchor": first.get("anchor", ""),
             "what": signature.what, "cells": cells, "reading": reading(cells),
-            "holds": all(c["verdict"] == REPRODUCED for c in cells),
+            "holds": all(short(c["verdict"]) == REPRODUCED for c in cells),
             "judged": all(c["verdict"] != NO_ROW for c in cells),
         })
     return out
@@ -60,11 +63,11 @@ def reading(cells: list[dict]) -> str:
     if missing:
         return (f"not judged together: seeds.toml claims no row of {', '.join(missing)} "
                 f"for this pair")
-    moved = [c["metric"] for c in cells if c["verdict"] == REPRODUCED]
+    moved = [c["metric"] for c in cells if short(c["verdict"]) == REPRODUCED]
     if len(moved) == len(cells):
         return "the seed's signature: every metric moved as the seed's did"
-    others = ", ".join(f"{c['metric']} {c['verdict'].split(' (')[0]}" for c in cells
-                       if c["verdict"] != REPRODUCED)
+    others = ", ".join(f"{c['metric']} {short(c['verdict'])}" for c in cells
+                       if short(c["verdict"]) != REPRODUCED)
     if not moved:
         return f"not the seed's signature: no metric moved as the seed's did ({others})"
     return (f"not the seed's signature: only {', '.join(moved)} moved as the seed's did "

@@ -221,15 +221,17 @@ def study_runs(study_path: Path, study: str | None = None) -> list[PublishedRun]
 
 
 def current_runs(found: list[PublishedRun], points: set[str] | None = None,
-                 carried: Collection[str] = ()) -> tuple[list[PublishedRun], int, int]:
+                 older_instrument: Collection[str] = ()
+                 ) -> tuple[list[PublishedRun], int, int]:
     """Runs of the newest kernel and simulator per backend, and of the newest image and
     checkpoint (and record schema) per backend and system, among those the study still
     asks for (`points`, see Study.points; all when None); and how many were set aside as
     superseded (older artefacts or schema: not repetitions of the newer) and as outdated
     (other parameters, policy or system than the study file now names). An experiment
-    the study carries from an older instrument (`carried`: StudyFile.carried, each with
-    why) is its own generation: the newest kernel, simulator, image and checkpoint among
-    its own runs, which neither set aside the others' runs nor are set aside by them."""
+    the study keeps on an older instrument (`older_instrument`: the names of
+    StudyFile.older_instrument, which says why) is its own generation: the newest kernel,
+    simulator, image and checkpoint among its own runs, which neither set aside the
+    others' runs nor are set aside by them."""
     current = [run for run in found if run.current_schema]
     older_schema = len(found) - len(current)
     if points is not None:
@@ -240,12 +242,12 @@ def current_runs(found: list[PublishedRun], points: set[str] | None = None,
 
     def generation(run: PublishedRun) -> tuple:
         experiment = experiment_of(run.record)
-        return (run.record["backend"], experiment if experiment in carried else None)
+        return (run.record["backend"], experiment if experiment in older_instrument else None)
 
     # The kernel and the simulator are the same for every system: once a newer one has
     # run anywhere, the older one's runs are superseded everywhere (a fixed simulator
     # fault must not linger in the systems not yet run again), but for the experiments
-    # the study file names as carried, and says why.
+    # the study file keeps on an older instrument, and says why.
     current_gen = _of_newest(current, generation, _shared_artefacts)
     kept = _of_newest(current_gen,
                       lambda run: (*generation(run), run.record["system_name"]),
@@ -274,14 +276,23 @@ PER_SYSTEM_ARTEFACTS = {"image", "checkpoint"}
 def _shared_artefacts(run: PublishedRun) -> str:
     shared = {k: v for k, v in run.identity["artefacts"].items()
               if k not in PER_SYSTEM_ARTEFACTS}
-    # gem5's key in a run's identity adds what only some systems use (a DiskSim or
-    # SimpleSSD drive, 0009's atomic flags on more than one core); the build itself is
-    # the record's simulator key, one for every system a build ran, so a four-core run
-    # does not set aside the one-core runs of the same gem5, nor they it.
-    build = (run.record.get("artefacts", {}).get("gem5") or {}).get("simulator")
+    build = gem5_build(run)
     if build:
         shared["gem5"] = build
     return json.dumps(shared, sort_keys=True)
+
+
+def gem5_build(run: PublishedRun) -> str | None:
+    """The gem5 build a run ran on (None for QEMU). gem5's key in a run's identity adds
+    what only some systems use (a DiskSim or SimpleSSD drive, 0009's atomic flags on more
+    than one core); the build is the record's simulator key, one for every system it ran,
+    so a four-core run does not set aside the one-core runs of the same gem5, nor they
+    it. A record Slurm ended before the run began holds only the identity's keys, and
+    falls back to its identity's."""
+    recorded = (run.record.get("artefacts") or {}).get("gem5")
+    if isinstance(recorded, dict) and recorded.get("simulator"):
+        return recorded["simulator"]
+    return run.identity["artefacts"].get("gem5")
 
 
 # Written by reclaimstudy/campaigns/restore.py into the study folder it fills on a new machine: how
@@ -301,14 +312,15 @@ def set_aside_before(study_path: Path) -> tuple[int, int]:
 
 
 def folder_table(study_path: Path, study: str | None = None, points: set[str] | None = None,
-                 found: list[PublishedRun] | None = None, carried: Collection[str] = ()
+                 found: list[PublishedRun] | None = None,
+                 older_instrument: Collection[str] = ()
                  ) -> tuple[list[PublishedRun], pd.DataFrame]:
     """A study folder's current runs (see current_runs; of `found` when its runs were read
     already) and their tidy table, whose `attrs["superseded"]` and `attrs["outdated"]`
     count the runs set aside, here and on the machines before a restore (set_aside_before)."""
     if found is None:
         found = study_runs(study_path, study)
-    kept, superseded, outdated = current_runs(found, points, carried)
+    kept, superseded, outdated = current_runs(found, points, older_instrument)
     before = set_aside_before(study_path)
     return kept, runs_table(kept, superseded + before[0], outdated + before[1])
 
@@ -318,7 +330,7 @@ def study_folder_table(study, study_path: Path, found: list[PublishedRun] | None
     """folder_table as the study file asks: the points it names and the experiments it
     carries from an older instrument (reclaimstudy/campaigns/studies.py's Study)."""
     return folder_table(study_path, study.name, study.points(), found,
-                        [name for name, _ in study.carried])
+                        [name for name, _ in study.older_instrument])
 
 
 def build_table(study_path: Path, study: str | None = None,

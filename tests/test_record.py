@@ -87,37 +87,38 @@ def test_a_new_simulator_or_kernel_on_one_system_supersedes_the_old_on_every_sys
     assert table.attrs["superseded"] == 4 + (2 if shared else 0)
 
 
-EXPERIMENT_MIB = {"carried-one": 1, "not-carried": 2, "new-one": 3}
+EXPERIMENT_MIB = {"kept-one": 1, "not-kept": 2, "new-one": 3}
 
 
 @pytest.mark.parametrize("what", ["kernel", "gem5 binary"])
-def test_an_experiment_the_study_carries_keeps_its_own_older_instrument(tmp_path, what):
+def test_an_experiment_the_study_keeps_on_an_older_instrument_is_its_own_generation(tmp_path, what):
     """A new kernel or simulator run for one experiment supersedes the older runs of every
-    other experiment, but not those of an experiment the study file carries (its
-    [carried] says why); a carried experiment's own newer runs still supersede its older."""
+    other experiment, but not those of an experiment the study file keeps on an older
+    instrument (its [older_instrument] says why); that experiment's own newer runs still
+    supersede its older."""
     path, value = NEW_GENERATION[what]
     def runs(experiment, started_at="2026-11-23T10:00:00+0000"):
         # experiments of one workload differ in its arguments (the run id holds no name)
         return [make_record(backend="gem5", policy=p, repetition=r, experiment=experiment,
                             arguments={"read_mib": EXPERIMENT_MIB[experiment]}, started_at=started_at)
                 for p in ("baseline", "mglru") for r in (0, 1)]
-    kept_old, superseded_old = runs("carried-one"), runs("not-carried")
+    kept_old, superseded_old = runs("kept-one"), runs("not-kept")
     newer = [changed(run, path, value) for run in runs("new-one", "2026-11-24T10:00:00+0000")]
     for run in kept_old + superseded_old + newer:
         write_run(tmp_path, run)
     found = study_runs(tmp_path, "smoke")
-    kept, superseded, _ = current_runs(found, carried=["carried-one"])
+    kept, superseded, _ = current_runs(found, older_instrument=["kept-one"])
     ids = lambda rs: {r["run_id"] for r in rs}  # noqa: E731
     assert {run.record["run_id"] for run in kept} == ids(kept_old) | ids(newer)
     assert superseded == 4
-    kept, superseded, _ = current_runs(found)  # nothing carried: the newest everywhere
+    kept, superseded, _ = current_runs(found)  # none kept: the newest everywhere
     assert {run.record["run_id"] for run in kept} == ids(newer) and superseded == 8
-    # the carried experiment run again on the newer instrument: its older runs go
+    # the kept experiment run again on the newer instrument: its older runs go
     again = [changed(run, path, value) | {"started_at": "2026-11-25T10:00:00+0000"}
-             for run in runs("carried-one")]
+             for run in runs("kept-one")]
     for run in again:
         write_run(tmp_path, run, name=run["run_id"] + "-again")
-    kept, superseded, _ = current_runs(study_runs(tmp_path, "smoke"), carried=["carried-one"])
+    kept, superseded, _ = current_runs(study_runs(tmp_path, "smoke"), older_instrument=["kept-one"])
     assert {run.record["run_id"] for run in kept} == ids(again) | ids(newer)
 
 
@@ -236,21 +237,21 @@ def test_a_slurm_task_slurm_ended_is_published_by_the_one_writer(tmp_path):
     assert run.record["slurm"]["state"] == "TIMEOUT" and run.record["host"]["node"] == "n1"
 
 
-def test_a_study_carries_only_its_own_experiments_each_with_why(tmp_path):
+def test_a_study_keeps_only_its_own_experiments_on_an_older_instrument_each_with_why(tmp_path):
     from reclaimstudy.campaigns.studies import parse_study
     table = {"description": "d", "baseline": "baseline",
              "experiment": [{"name": e, "workload": "lazyfree", "policies": ["baseline"],
                              "systems": ["desktop-hdd-96"], "repetitions": n}
                             for n, e in ((1, "old"), (2, "new"))],
-             "carried": {"olde": "the newer kernel only adds drivers this profile never loads"}}
-    with pytest.raises(StudyError, match="\\[carried\\] names 'olde', not an experiment of "
+             "older_instrument": {"olde": "the newer kernel only adds drivers this profile never loads"}}
+    with pytest.raises(StudyError, match="\\[older_instrument\\] names 'olde', not an experiment of "
                                          "this study; allowed: old, new"):
         parse_study("x", table, tmp_path / "x.toml")
-    table["carried"] = {"old": " "}
-    with pytest.raises(StudyError, match="carried"):
+    table["older_instrument"] = {"old": " "}
+    with pytest.raises(StudyError, match="older_instrument"):
         parse_study("x", table, tmp_path / "x.toml")
-    table["carried"] = {"old": "the newer kernel only adds drivers this profile never loads"}
-    assert parse_study("x", table, tmp_path / "x.toml").carried == (
+    table["older_instrument"] = {"old": "the newer kernel only adds drivers this profile never loads"}
+    assert parse_study("x", table, tmp_path / "x.toml").older_instrument == (
         ("old", "the newer kernel only adds drivers this profile never loads"),)
 
 
@@ -280,3 +281,14 @@ def test_runs_of_one_gem5_build_are_one_generation_whatever_their_systems_add():
         write_run(path, newer)
         kept, superseded, _ = current_runs(study_runs(path, "smoke"))
         assert [r.record["run_id"] for r in kept] == [newer["run_id"]] and superseded == 2
+
+
+
+def test_a_record_slurm_ended_holds_plain_keys_and_still_finds_its_generation(tmp_path):
+    """cluster.record_ended writes the identity's keys as the record's artefacts (no
+    simulator key): the table falls back to the identity's gem5 key."""
+    ended = make_record(backend="gem5", status="failed")
+    ended["artefacts"] = dict(GEM5_ARTEFACTS)
+    write_run(tmp_path, ended)
+    kept, superseded, _ = current_runs(study_runs(tmp_path, "smoke"))
+    assert [r.record["run_id"] for r in kept] == [ended["run_id"]] and superseded == 0

@@ -863,21 +863,21 @@ def test_a_seeds_number_in_a_phase_no_run_has_is_listed_as_unmeasured():
     assert unmeasured(pd.DataFrame(), table) == []
 
 
-def test_a_carried_experiment_says_its_instrument_and_why(tmp_path):
-    """In a study that carries experiments from an older instrument, every experiment's
-    section names the kernel (and simulator) its runs ran on, and a carried one why it
-    may stand beside newer runs; a study that carries none says nothing of it."""
+def test_an_experiment_kept_on_an_older_instrument_says_so_and_why(tmp_path):
+    """In a study that keeps experiments on an older instrument, every experiment's
+    section names the kernel (and simulator) its runs ran on, and a kept one why it may
+    stand beside newer runs; a study that keeps none says nothing of it."""
     from dataclasses import replace
     results = tmp_path / "results"
     shutil.copytree(RUNS / "smoke", results / "smoke")
     why = "its runs on the older kernel are kept: the newer one only adds unused drivers"
-    study = replace(load_study("smoke"), carried=(("thrash", why),))
+    study = replace(load_study("smoke"), older_instrument=(("thrash", why),))
     markdown = build_report(study, results)["markdown"].read_text()
     sections = re.split(r"\n### ", markdown)
     thrash = next(s for s in sections if s.startswith("thrash on ci-tiny [qemu]"))
     smoke = next(s for s in sections if s.startswith("smoke on ci-tiny [qemu]"))
     kernel = re.search(r"Instrument: kernel `(\w+)`", smoke).group(1)
-    assert f"Instrument: kernel `{kernel}`; carried from an older instrument than the " \
+    assert f"Instrument: kernel `{kernel}`; kept on an older instrument than the " \
            f"study's newest: {why}." in thrash
-    assert "carried from" not in smoke
+    assert "kept on an older" not in smoke
     assert "Instrument:" not in build_report(load_study("smoke"), results)["markdown"].read_text()

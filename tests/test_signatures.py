@@ -20,8 +20,9 @@ def _row(metric, verdict, ratio, policies=("seed000-context", "seed000-context-e
 
 
 def test_every_metric_reproduced_is_the_seeds_signature_and_time_alone_is_not():
-    rows = [_row("pgmajfault", "reproduced", 0.6), _row("pswpin", "reproduced", 0.5),
-            _row("total_s", "reproduced", 0.7),
+    # a sequential study's verdicts say the look they were decided at
+    rows = [_row("pgmajfault", "reproduced (decided at 5 pairs)", 0.6),
+            _row("pswpin", "reproduced", 0.5), _row("total_s", "reproduced", 0.7),
             # the published pair: the time moved, the faults and swap-ins did not
             _row("pgmajfault", "inconclusive (n=10, p=0.3)", 0.96, ("baseline", "exec-protect-off")),
             _row("pswpin", "inconclusive (n=10, p=0.6)", 0.99, ("baseline", "exec-protect-off")),
@@ -72,3 +73,15 @@ def test_a_signature_names_claimed_metrics_of_a_claimed_seed(tmp_path):
     bad_seed.write_text(text.replace('[signature."000a"]', '[signature."999"]'))
     with pytest.raises(StudyError, match="\\[signature\\] names seed '999', which has no"):
         load_seeds(bad_seed)
+
+
+def test_a_claim_given_twice_is_refused(tmp_path):
+    from reclaimstudy.paths import CONFIGS
+    text = (CONFIGS / "seeds.toml").read_text()
+    first = text.index("[[claim]]")
+    claim = text[first:text.index("[[claim]]", first + 1)]
+    twice = tmp_path / "twice.toml"
+    twice.write_text(text.replace(claim, claim + claim, 1))
+    with pytest.raises(StudyError, match="seed 000a's claim on total_s \\[whole run\\], "
+                                         "baseline against exec-protect-off, is given twice"):
+        load_seeds(twice)

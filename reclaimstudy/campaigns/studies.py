@@ -133,7 +133,7 @@ class StudyFile(BaseModel):
     # Experiments whose published runs stay on an older kernel or simulator while others
     # run on a newer one, each with why the difference cannot move its rows (the report
     # prints it); every other experiment's older runs are superseded (analysis/table.py).
-    carried: dict[str, Annotated[str, Field(min_length=1, pattern=r"\S")]] = {}
+    older_instrument: dict[str, Annotated[str, Field(min_length=1, pattern=r"\S")]] = {}
 
     @field_validator("beside")
     @classmethod
@@ -170,9 +170,9 @@ class StudyFile(BaseModel):
                 raise ValueError(f"{at}: the baseline policy '{self.baseline}' is missing from "
                                  f"its policies {', '.join(experiment.policies)}; every "
                                  f"comparison needs it")
-        for name in self.carried:
+        for name in self.older_instrument:
             if name not in seen:
-                raise ValueError(f"[carried] names '{name}', not an experiment of this "
+                raise ValueError(f"[older_instrument] names '{name}', not an experiment of this "
                                  f"study; allowed: {', '.join(e.name for e in self.experiment)}")
         return self
 
@@ -200,8 +200,8 @@ class Study:
     # The study whose published rows the report sets beside this one's (StudyFile.beside).
     beside: str | None = None
     # (experiment, why) for each experiment whose runs may stay on an older kernel or
-    # simulator (StudyFile.carried), in the file's order.
-    carried: tuple[tuple[str, str], ...] = ()
+    # simulator (StudyFile.older_instrument), in the file's order.
+    older_instrument: tuple[tuple[str, str], ...] = ()
 
     def select(self, patterns: list[str]) -> "Study":
         """This study narrowed to the runs some pattern matches; a pattern that matches
@@ -294,7 +294,7 @@ def parse_study(name: str, table: dict, path: Path) -> Study:
     study = Study(name, parsed.description, parsed.baseline, parsed.repetitions,
                   tuple(parsed.experiment), path, parsed.checkpoint_every_s,
                   verdicts=parsed.verdicts, beside=parsed.beside,
-                  carried=tuple(parsed.carried.items()))
+                  older_instrument=tuple(parsed.older_instrument.items()))
     study.check_patterns(f"{path}: order pattern", parsed.order)
     return replace(study, order=parsed.order)
 
