@@ -880,4 +880,37 @@ def test_an_experiment_kept_on_an_older_instrument_says_so_and_why(tmp_path):
     assert f"Instrument: kernel `{kernel}`; kept on an older instrument than the " \
            f"study's newest: {why}." in thrash
     assert "kept on an older" not in smoke
+    # one guest throughout here: no warning of mixed guests either way
+    assert 'id="mixed-guests"' not in markdown
     assert "Instrument:" not in build_report(load_study("smoke"), results)["markdown"].read_text()
+
+
+def test_a_study_keeping_an_experiment_on_an_older_kernel_reports_it_beside_the_newer(
+        tmp_path):
+    """Thrash's fixture runs moved onto an older kernel: without the study file's
+    [older_instrument] they are superseded by the others' newer kernel (no thrash
+    section); with it their rows stay, their section names the older kernel and why, and
+    the mixed-guest warning says which experiment the study keeps so, not to sweep again."""
+    from dataclasses import replace
+    from tests.runfactory import changed
+    results = tmp_path / "results"
+    shutil.copytree(RUNS / "smoke", results / "smoke")
+    for directory in sorted((results / "smoke").glob("thrash-*")):
+        old = json.loads((directory / "run.json").read_text())
+        new = changed(old, ("artefacts", "kernel"), "k-older")
+        new["artefacts"]["kernel"]["key"] = "k-older"
+        new["started_at"] = "2020-01-01T00:00:00+0000"
+        directory.rename(directory.with_name(new["run_id"]))
+        (directory.with_name(new["run_id"]) / "run.json").write_text(json.dumps(new))
+    plain = build_report(load_study("smoke"), results)["markdown"].read_text()
+    assert "### thrash on" not in plain
+    why = "a test's reason"
+    study = replace(load_study("smoke"), older_instrument=(("thrash", why),))
+    markdown = build_report(study, results)["markdown"].read_text()
+    thrash = markdown.split("### thrash on ci-tiny [qemu]", 1)[1].split("\n### ", 1)[0]
+    assert f"Instrument: kernel `k-older`; kept on an older instrument than the study's " \
+           f"newest: {why}." in thrash
+    warning = markdown.split('<div id="mixed-guests"></div>', 1)[1].split("\n\n", 2)[1]
+    assert warning.startswith("> Not every number comes from the same guest: the study file "
+                              "keeps\n> thrash on an older instrument")
+    assert "Sweep the study again" not in markdown
