@@ -229,3 +229,39 @@ def test_a_slurm_node_refuses_a_kernel_other_than_the_finished_runs_one(
     else:
         assert cluster.prepare_step(ledger) == 0 and cluster.task_step(ledger) == 0
         assert ran == ["desktop-ssd-96"]
+
+
+def test_a_sweep_and_its_status_leave_an_experiment_kept_on_an_older_instrument(
+        tmp_path, monkeypatch):
+    """ebizzy's runs made on an older kernel, kept by the study file: the sweep makes only
+    iozone-mmap's runs, and the status counts ebizzy's as done, saying why."""
+    import dataclasses
+    backend = Backend()
+    study = dataclasses.replace(
+        load_study("seeds-gem5").select(["ebizzy/*/*/r[01]", "iozone-mmap/*/*/r0"]),
+        older_instrument=(("ebizzy", "a test's reason"),))
+    folder = runs.study_dir(study.name, tmp_path)
+    for _, spec in study.runs("qemu"):
+        if spec.experiment == "ebizzy":
+            identity = runs.run_identity(spec, {"kernel": "k-older", "image": spec.system.name})
+            made = record.run_record(identity, study=study.name, experiment="ebizzy",
+                                     artefacts={}, status="ok", reason=None,
+                                     started_at="2026-01-01T00:00:00+0000", wall_seconds=1.0,
+                                     host={})
+            (folder / made["run_id"]).mkdir(parents=True)
+            (folder / made["run_id"] / "run.json").write_text(json.dumps(made))
+    ran = []
+    monkeypatch.setattr(sweep, "get_backend", lambda name: backend)
+    monkeypatch.setattr(cluster, "get_backend", lambda name: backend)
+    monkeypatch.setattr(runs, "execute", lambda spec, *args, **kwargs: (
+        ran.append(spec.experiment) or {"status": "ok", "reason": ""}))
+    monkeypatch.setattr(sweep.sweeplog_writer, "recover", lambda *args: None)
+    outcome = sweep.run_sweep(study, "qemu", tmp_path, jobs=1)
+    assert ran == ["iozone-mmap"] * 3 and outcome.skipped == 6
+    states = {(s.spec.experiment, s.state, s.reason) for s in cluster.run_states(study, "qemu", tmp_path)}
+    assert ("ebizzy", "done", "kept on an older instrument") in states
+    assert not {s for s in states if s[0] == "ebizzy" and s[1] != "done"}
+    # not kept: the older runs are made again on the current instrument
+    ran.clear()
+    sweep.run_sweep(dataclasses.replace(study, older_instrument=()), "qemu", tmp_path, jobs=1)
+    assert sorted(ran) == ["ebizzy"] * 6 + ["iozone-mmap"] * 3

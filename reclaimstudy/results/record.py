@@ -255,3 +255,12 @@ def published_runs(study_path: Path, study: str | None = None) -> list[Published
                              f"results/{run.record.get('study')}/")
         found.append(run)
     return found
+
+
+def kept_points(study_path: Path, study: str, experiments: set[str]) -> set[str]:
+    """Point keys of a study folder's finished runs of `experiments`, on whatever
+    instrument they ran: the experiments a study file keeps on an older one
+    (StudyFile.older_instrument), whose runs a sweep neither redoes nor counts as missing."""
+    return {run.point_key for run in published_runs(study_path, study)
+            if run.ok and (run.record.get("experiment") or run.record["workload_name"])
+            in experiments}
