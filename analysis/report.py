@@ -37,8 +37,8 @@ from analysis.reproduction_plot import reproduction_figure  # noqa: E402
 from analysis.seeds import caveats_for, repetition_values, reproduction, unmeasured  # noqa: E402
 from analysis.signatures import signature_rows  # noqa: E402
 from analysis.sequential_replay import sequential_verdicts  # noqa: E402
-from analysis.table import (experiment_of, export, gem5_build, study_folder_table,  # noqa: E402
-                            study_runs, workload_declarations)
+from analysis.table import (export, gem5_build, study_folder_table, study_runs,  # noqa: E402
+                            workload_declarations)
 from analysis.verdicts import explained, short  # noqa: E402
 from reclaimstudy.config.systems import get_system  # noqa: E402
 from reclaimstudy.errors import StudyError  # noqa: E402
@@ -164,7 +164,7 @@ def _generation(study, kept: list[PublishedRun], experiment: str, backend: str,
     if not study.older_instrument:
         return None
     artefacts = {(run.identity["artefacts"].get("kernel"), gem5_build(run)) for run in kept
-                 if experiment_of(run.record) == experiment and run.record["backend"] == backend
+                 if run.experiment == experiment and run.record["backend"] == backend
                  and run.record["system_name"] == system}
     return {"kernels": sorted({k for k, _ in artefacts if k}),
             "simulators": sorted({g for _, g in artefacts if g}),

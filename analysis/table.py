@@ -189,7 +189,7 @@ def run_rows(run: PublishedRun) -> list[dict]:
     run_dir, record = run.directory, run.record
     base = {"run_id": record["run_id"], "study": record["study"], "artefacts": run.artefacts_key,
             "setup": run.setup_key, "cell": run.cell_key,
-            "experiment": experiment_of(record),
+            "experiment": run.experiment,
             "backend": record["backend"],
             "system": record["system_name"], "policy": record["policy_name"],
             "workload": record["workload_name"], "repetition": run.identity["repetition"],
@@ -241,7 +241,7 @@ def current_runs(found: list[PublishedRun], points: set[str] | None = None,
         outdated = 0
 
     def generation(run: PublishedRun) -> tuple:
-        experiment = experiment_of(run.record)
+        experiment = run.experiment
         return (run.record["backend"], experiment if experiment in older_instrument else None)
 
     # The kernel and the simulator are the same for every system: once a newer one has
@@ -253,11 +253,6 @@ def current_runs(found: list[PublishedRun], points: set[str] | None = None,
                       lambda run: (*generation(run), run.record["system_name"]),
                       lambda run: run.artefacts_key)
     return kept, older_schema + len(current) - len(kept), outdated
-
-
-def experiment_of(record: dict) -> str:
-    """The experiment a run was made for (its workload's name in records that name none)."""
-    return record.get("experiment") or record["workload_name"]
 
 
 def _of_newest(runs: list[PublishedRun], where, what) -> list[PublishedRun]:

@@ -197,8 +197,7 @@ def run_states(study: Study, backend_name: str, results: Path) -> list[RunState]
     wanted = arrays | {p for p in prepares.values() if p}
     states = slurm.job_states(wanted, {s["raw_id"]: name for name, s in started.items()}) \
         if wanted else {}
-    older = {name for name, _ in study.older_instrument}
-    kept = record.kept_points(study_path, study.name, older) if older else set()
+    kept = record.kept_points(study_path, study)
     out = []
     for run in plan:
         spec, run_id = run.spec, run.run_id
@@ -215,8 +214,8 @@ def run_states(study: Study, backend_name: str, results: Path) -> list[RunState]
         if state == "not run" and not job and any(
                 rundir.partial_in_progress(p.name) for p in rundir.partials_of(study_path, run_id)):
             state = "running"  # a local sweep's run in progress
-        if state == "not run" and not job and spec.experiment in older \
-                and record.point_key(spec.identity()) in kept:
+        if state == "not run" and not job \
+                and (spec.experiment, record.point_key(spec.identity())) in kept:
             state, reason = "done", "kept on an older instrument"
         out.append(RunState(spec.point(), run_id, state, job, reason, spec))
     return out

@@ -284,15 +284,13 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
             identities[spec.system.name] = backend.identity(spec)
     todo, result, published = [], SweepResult(planned=len(plan)), []
     # A kept experiment's runs stand on the older instrument they ran on.
-    older = {name for name, _ in study.older_instrument}
-    kept = record.kept_points(study_path, study.name, older) if older else set()
+    kept = record.kept_points(study_path, study)
     for _, spec in plan:
         identifier = runs.run_id(spec, identities[spec.system.name])
         done = record.read_run(study_path / identifier)
         if done and done.current_schema:
             published.append(done.record)
-        if done and done.ok or (spec.experiment in older
-                                and record.point_key(spec.identity()) in kept):
+        if done and done.ok or (spec.experiment, record.point_key(spec.identity())) in kept:
             result.skipped += 1
         else:
             todo.append(spec)

@@ -183,6 +183,11 @@ class PublishedRun:
         return self.record["schema"] == RUN_SCHEMA
 
     @property
+    def experiment(self) -> str:
+        """The experiment it was made for (its workload's name in records that name none)."""
+        return self.record.get("experiment") or self.record["workload_name"]
+
+    @property
     def point_key(self) -> str:
         return point_key(self.identity)
 
@@ -257,10 +262,12 @@ def published_runs(study_path: Path, study: str | None = None) -> list[Published
     return found
 
 
-def kept_points(study_path: Path, study: str, experiments: set[str]) -> set[str]:
-    """Point keys of a study folder's finished runs of `experiments`, on whatever
-    instrument they ran: the experiments a study file keeps on an older one
-    (StudyFile.older_instrument), whose runs a sweep neither redoes nor counts as missing."""
-    return {run.point_key for run in published_runs(study_path, study)
-            if run.ok and (run.record.get("experiment") or run.record["workload_name"])
-            in experiments}
+def kept_points(study_path: Path, study) -> set[tuple[str, str]]:
+    """(experiment, point key) of a study folder's finished runs of the experiments its
+    study file keeps on an older instrument (StudyFile.older_instrument), on whatever
+    instrument they ran: runs a sweep neither redoes nor counts as missing."""
+    kept = {name for name, _ in study.older_instrument}
+    if not kept:
+        return set()
+    return {(run.experiment, run.point_key) for run in published_runs(study_path, study.name)
+            if run.ok and run.experiment in kept}
