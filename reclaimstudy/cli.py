@@ -295,10 +295,14 @@ def cmd_publish(args) -> int:
     from reclaimstudy.campaigns.studies import load_study
 
     if args.restore:
-        from reclaimstudy.campaigns.restore import restore, restore_carried
+        from reclaimstudy.campaigns.restore import restore, restore_carried, restore_finished
         study = load_study(args.study)
         count = restore(study, args.results)
         console.print(f"restored {count} published run(s) into {args.results / args.study}")
+        finished = restore_finished(study, args.results)
+        if finished:
+            console.print(f"restored {len(finished)} carried finished run(s), not published "
+                          f"yet, into {args.results / args.study}")
         for run_id, manifest in restore_carried(study, args.results):
             console.print(f"unpacked {run_id}: {manifest['segments']} saved segments "
                           f"({manifest['cpu_seconds']:,.0f} gem5 CPU-s, packed on "
@@ -329,8 +333,14 @@ def cmd_carry(args) -> int:
                       f"under --min-cpu-s {args.min_cpu_s:,.0f}")
     for run_id in outcome["dropped"]:
         console.print(f"dropped {run_id}: finished")
-    if outcome["packed"] or outcome["dropped"]:
-        console.print(f"commit {args.results / 'published' / study.name / 'in-flight'}")
+    if outcome["finished"]:
+        console.print(f"carried {len(outcome['finished'])} finished run(s) not yet published "
+                      f"(run.json and table rows): {', '.join(outcome['finished'])}")
+    for run_id in outcome["published"]:
+        console.print(f"dropped {run_id}: published")
+    if outcome["packed"] or outcome["dropped"] or outcome["finished"] or outcome["published"]:
+        console.print(f"commit {args.results / 'published' / study.name} (its in-flight/ and "
+                      f"sweep log)")
     return 0
 
 
@@ -581,13 +591,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
     p.add_argument("--restore", action="store_true",
                    help="the other way: put the published runs (run.json and their table rows) "
-                        "back into results/STUDY/, and unpack the carried unfinished runs "
-                        "(`study carry`), so a sweep on a new machine goes on from them")
+                        "back into results/STUDY/, and unpack the carried runs (`study "
+                        "carry`: unfinished ones' segments, finished ones not yet published), "
+                        "so a sweep on a new machine goes on from them")
     p.set_defaults(func=cmd_publish)
 
     p = sub.add_parser("carry", help="pack a study's unfinished gem5 runs (their saved segments) "
-                                     "into results/published/STUDY/in-flight/, so that a new "
-                                     "machine resumes them after `publish STUDY --restore`")
+                                     "and its finished runs not yet published (run.json and table "
+                                     "rows) into results/published/STUDY/in-flight/, so that a new "
+                                     "machine goes on from them after `publish STUDY --restore`")
     p.add_argument("study", help="study name or path")
     p.add_argument("--results", type=Path, default=RESULTS, help="results root (default results/)")
     p.add_argument("--min-cpu-s", type=float, default=DEFAULT_MIN_CPU_S, metavar="SECONDS",

@@ -394,7 +394,47 @@ def test_unfinished_runs_are_carried_kept_by_publishing_until_they_finish_and_re
     assert restore_carried(study, results) == []  # as far along here already
 
 
-def test_carrying_what_was_never_published_says_to_publish_first(tmp_path):
+def test_carrying_a_study_never_swept_says_to_sweep_first(tmp_path):
     from reclaimstudy.campaigns.publish import carry_runs
-    with pytest.raises(StudyError, match=r"not published yet: run `./study publish smoke` first"):
+    with pytest.raises(StudyError, match=r"nothing to carry \(run `./study sweep smoke` first\)"):
         carry_runs(load_study("smoke"), tmp_path)
+
+
+def test_finished_runs_never_published_are_carried_as_their_rows_and_restored_whole(tmp_path):
+    """A machine that goes away between a run's end and the next publish takes nothing
+    with it: carried as run.json and table rows (text), the runs come back on the next
+    machine with the same table, a sweep counts them done, and publishing drops them."""
+    from analysis.table import build_table
+    from reclaimstudy.campaigns import carry
+    from reclaimstudy.campaigns.publish import carry_runs
+    from reclaimstudy.campaigns.restore import restore, restore_finished
+    from reclaimstudy.results import sweeplog
+    results = tmp_path / "results"
+    shutil.copytree(RUNS / "smoke", results / "smoke")
+    (results / "smoke" / sweeplog.LOG).write_text(json.dumps(
+        {"sweep": "s1", "event": "start", "run_id": None, "at": "2026-12-07T00:00:00Z"}) + "\n")
+    study = load_study("smoke")
+    before = build_table(results / "smoke", "smoke")
+    outcome = carry_runs(study, results)
+    target = published_dir("smoke", results)
+    assert len(outcome["finished"]) == 18 and outcome["packed"] == []
+    assert not (target / "report").exists()  # carried, not published
+    for run_id in outcome["finished"]:  # text only: a run.json and its rows as JSON lines
+        assert sorted(p.name for p in (target / carry.IN_FLIGHT / carry.FINISHED / run_id)
+                      .iterdir()) == sorted(["run.json", carry.ROWS])
+    assert carry_runs(study, results)["finished"] == []  # nothing twice
+
+    shutil.rmtree(results / "smoke")  # a new machine
+    assert restore(study, results) == 0
+    assert sorted(restore_finished(study, results)) == sorted(outcome["finished"])
+    assert restore_finished(study, results) == []
+    assert "s1" in (results / "smoke" / sweeplog.LOG).read_text()
+    after = build_table(results / "smoke", "smoke")
+    order = ["run_id", "metric", "phase", "source", "index"]
+    pd.testing.assert_frame_equal(
+        before.sort_values(order).reset_index(drop=True),
+        after.sort_values(order).reset_index(drop=True), check_dtype=False)
+
+    publish(study, results)  # now published: the carried copies go
+    assert carry.carried_finished(target) == []
+    assert len([p for p in target.iterdir() if (p / "run.json").is_file()]) == 18

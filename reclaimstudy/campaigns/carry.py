@@ -18,6 +18,13 @@ records the binary that made it (segments.json, gem5_sha256).
 
 An archive is dropped once its run has finished (its run.json is in the study folder)
 when the study is carried or published again.
+
+A finished run that is not published yet is carried too, as what publishing would keep
+of it: its run.json and its rows of the study's table (in-flight/finished/RUN_ID/, both
+text), so a machine that goes away between a run's end and the study's next publish
+takes nothing with it; restoring puts it back as a restored run (run.json and
+rows.parquet), which a sweep counts as done and the table reads as its rows. It is
+dropped once it is published. The study's sweep log is carried beside them.
 """
 
 import hashlib
@@ -30,12 +37,15 @@ from pathlib import Path
 
 from reclaimstudy.backends.gem5.segments import (  # noqa: F401 (COMPLETE: tests use carry.COMPLETE)
     COMPLETE, DISK_LOST, saved_progress, saved_segments)
-from reclaimstudy.campaigns.rundir import this_host
+from reclaimstudy.campaigns.rundir import partial_name, this_host
 from reclaimstudy.errors import StudyError
-from reclaimstudy.results.record import CHECKPOINTS
+from reclaimstudy.results.record import CHECKPOINTS, PARTIAL, published_runs
 from reclaimstudy.util.progress import console
 
 IN_FLIGHT = "in-flight"
+# Finished runs not yet published, each as its run.json and ROWS (in-flight/FINISHED/RUN_ID/).
+FINISHED = "finished"
+ROWS = "rows.json"
 ARCHIVE = ".tar.xz"
 # The largest part of a split archive: under the 5 MiB a file in the repository may be.
 PART_BYTES = 4 * 2**20
@@ -230,4 +240,69 @@ def unpack(study_path: Path, target: Path) -> list[tuple[str, dict]]:
         shutil.rmtree(work, ignore_errors=True)
         staging.rename(work)
         unpacked.append((run_id, manifest))
+    return unpacked
+
+
+def carried_finished(target: Path) -> list[str]:
+    """The run ids of the finished runs carried in a published study folder."""
+    folder = target / IN_FLIGHT / FINISHED
+    return sorted(p.name for p in folder.iterdir() if (p / "run.json").is_file()) \
+        if folder.is_dir() else []
+
+
+def drop_published(target: Path) -> list[str]:
+    """Remove the carried finished runs that target now publishes (its RUN_ID/run.json)."""
+    done = [run_id for run_id in carried_finished(target)
+            if (target / run_id / "run.json").is_file()]
+    for run_id in done:
+        shutil.rmtree(target / IN_FLIGHT / FINISHED / run_id)
+    return done
+
+
+def pack_finished(study_path: Path, target: Path, study: str) -> list[str]:
+    """Carry each finished run of study_path (status ok) that target neither publishes nor
+    carries yet: its run.json and its table rows, written beside the other carried runs.
+    Returns their run ids."""
+    from analysis.table import run_rows  # the table's own reading of a run
+
+    carried = set(carried_finished(target))
+    packed = []
+    for run in published_runs(study_path, study):
+        run_id = run.record["run_id"]
+        if run.record.get("status") != "ok" or run_id in carried \
+                or (target / run_id / "run.json").is_file():
+            continue
+        rows = run_rows(run)
+        folder = target / IN_FLIGHT / FINISHED / run_id
+        staging = folder.with_name(f".{run_id}.new")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        shutil.copy2(run.directory / "run.json", staging / "run.json")
+        (staging / ROWS).write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+        staging.rename(folder)
+        packed.append(run_id)
+    return packed
+
+
+def unpack_finished(study_path: Path, target: Path) -> list[str]:
+    """Put the carried finished runs that study_path lacks back into it, each as a
+    restored run (run.json and rows.parquet, as restore.py leaves a published one)."""
+    import pandas as pd
+
+    from reclaimstudy.campaigns.restore import RESTORED_ROWS
+
+    unpacked = []
+    for run_id in carried_finished(target):
+        if (study_path / run_id).exists():
+            continue
+        source = target / IN_FLIGHT / FINISHED / run_id
+        lines = (source / ROWS).read_text().splitlines()
+        staging = study_path / PARTIAL / partial_name(run_id)
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        pd.DataFrame.from_records([json.loads(line) for line in lines]).to_parquet(
+            staging / RESTORED_ROWS, index=False)
+        shutil.copy2(source / "run.json", staging / "run.json")
+        staging.rename(study_path / run_id)
+        unpacked.append(run_id)
     return unpacked

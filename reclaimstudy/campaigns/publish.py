@@ -55,6 +55,7 @@ def _publish(study, results: Path) -> dict:
     if (target / carry.IN_FLIGHT).is_dir():
         shutil.copytree(target / carry.IN_FLIGHT, staging / carry.IN_FLIGHT)
         carry.drop_finished(study_path, staging)
+        carry.drop_published(staging)
     # The log of every sweep, on this machine and on those that published before it.
     sweeplog_writer.merge([target / sweeplog.LOG, study_path / sweeplog.LOG], staging / sweeplog.LOG)
     export(table, staging / "report" / "table")
@@ -125,10 +126,17 @@ def _report_in(study, target: Path) -> dict:
 
 
 def carry_runs(study, results: Path, min_cpu_s: float = carry.DEFAULT_MIN_CPU_S) -> dict:
-    """Pack the study's unfinished gem5 runs into its published folder (carry.pack)."""
+    """Pack the study's unfinished gem5 runs (carry.pack) and its finished runs not yet
+    published (carry.pack_finished) into its published folder, made if the study was never
+    published, with the sweep log beside them."""
+    study_path = results / study.name
+    if not study_path.is_dir():
+        raise StudyError(f"no results folder {study_path}: nothing to carry (run `./study "
+                         f"sweep {study.name}` first)")
     target = published_dir(study.name, results)
-    if not (target / "report" / "table.parquet").is_file():
-        raise StudyError(f"{target}: not published yet: run `./study publish {study.name}` "
-                         f"first (carried runs live beside the published ones)")
     with publishing(study, results):
-        return carry.pack(results / study.name, target, min_cpu_s)
+        outcome = carry.pack(study_path, target, min_cpu_s)
+        outcome["finished"] = carry.pack_finished(study_path, target, study.name)
+        outcome["published"] = carry.drop_published(target)
+        sweeplog_writer.merge([study_path / sweeplog.LOG], target / sweeplog.LOG)
+        return outcome

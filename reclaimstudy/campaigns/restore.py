@@ -28,7 +28,11 @@ def restore(study, results: Path) -> int:
     target = published_dir(study.name, results)
     table_path = target / "report" / "table.parquet"
     if not table_path.is_file():
-        raise StudyError(f"{target}: nothing published to restore (no report/table.parquet)")
+        if (target / carry.IN_FLIGHT).is_dir():  # carried, never published: nothing else
+            sweeplog_writer.merge([target / sweeplog.LOG], results / study.name / sweeplog.LOG)
+            return 0
+        raise StudyError(f"{target}: nothing published or carried to restore (no "
+                         f"report/table.parquet, no {carry.IN_FLIGHT}/)")
     table = pd.read_parquet(table_path)
     study_path = results / study.name
     if not published_runs(study_path):
@@ -57,5 +61,12 @@ def restore(study, results: Path) -> int:
 
 
 def restore_carried(study, results: Path) -> list:
-    """Unpack the carried runs into results/<study>/.checkpoints/ (carry.unpack)."""
+    """Unpack the carried unfinished runs into results/<study>/.checkpoints/ (carry.unpack)."""
     return carry.unpack(results / study.name, published_dir(study.name, results))
+
+
+def restore_finished(study, results: Path) -> list[str]:
+    """Put the carried finished runs back into results/<study>/ (carry.unpack_finished)."""
+    study_path = results / study.name
+    study_path.mkdir(parents=True, exist_ok=True)
+    return carry.unpack_finished(study_path, published_dir(study.name, results))
