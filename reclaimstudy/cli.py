@@ -336,9 +336,7 @@ def cmd_carry(args) -> int:
     if outcome["finished"]:
         console.print(f"carried {len(outcome['finished'])} finished run(s) not yet published "
                       f"(run.json and table rows): {', '.join(outcome['finished'])}")
-    for run_id in outcome["published"]:
-        console.print(f"dropped {run_id}: published")
-    if outcome["packed"] or outcome["dropped"] or outcome["finished"] or outcome["published"]:
+    if outcome["packed"] or outcome["dropped"] or outcome["finished"]:
         console.print(f"commit {args.results / 'published' / study.name} (its in-flight/ and "
                       f"sweep log)")
     return 0

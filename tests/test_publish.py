@@ -400,6 +400,57 @@ def test_carrying_a_study_never_swept_says_to_sweep_first(tmp_path):
         carry_runs(load_study("smoke"), tmp_path)
 
 
+def copies_on_another_image(study_path: Path, image: str, started_at: str) -> list[str]:
+    """Each fixture run again in study_path, as made on another image at started_at."""
+    made = []
+    for run in sorted(p for p in (RUNS / "smoke").iterdir() if (p / "run.json").is_file()):
+        record = changed(json.loads((run / "run.json").read_text()), ("artefacts", "image"), image)
+        record["started_at"] = started_at
+        copy = study_path / record["run_id"]
+        shutil.copytree(run, copy)
+        (copy / "run.json").write_text(json.dumps(record))
+        made.append(record["run_id"])
+    return made
+
+
+def test_runs_set_aside_are_counted_once_through_carrying_publishing_and_restoring(tmp_path):
+    """Only the runs the table keeps are carried, with a count of those it set aside that
+    no restore brings back: on every later machine the study sets aside as many as the
+    one that carried it, whether the set-aside runs were published or never were."""
+    from analysis.table import build_table
+    from reclaimstudy.campaigns import carry
+    from reclaimstudy.campaigns.publish import carry_runs
+    from reclaimstudy.campaigns.restore import restore, restore_finished
+    results = tmp_path / "results"
+    study_path = results / "smoke"
+    shutil.copytree(RUNS / "smoke", study_path)
+    older = copies_on_another_image(study_path, "0123456789abcdef", "2000-01-01T00:00:00+0000")
+    study = load_study("smoke")
+    target = published_dir("smoke", results)
+
+    def new_machine() -> pd.DataFrame:
+        shutil.rmtree(study_path)
+        restore(study, results)
+        restore_finished(study, results)
+        return build_table(study_path, "smoke")
+
+    assert build_table(study_path, "smoke").attrs["superseded"] == 18
+    assert len(carry_runs(study, results)["finished"]) == 18  # the older 18 are only counted
+    assert not set(older) & set(carry.carried_finished(target))
+    assert new_machine().attrs["superseded"] == 18
+    publish(study, results)
+    assert carry.carried_finished(target) == []
+    assert json.loads((target / "report" / "published.json").read_text())["superseded"] == 18
+    assert new_machine().attrs["superseded"] == 18
+    # Newer runs supersede the published ones, and are carried, not published: the 18
+    # published come back and are set aside again, the 18 before them only counted.
+    newer = copies_on_another_image(study_path, "fedcba9876543210", "2030-01-01T00:00:00+0000")
+    assert build_table(study_path, "smoke").attrs["superseded"] == 36
+    assert sorted(carry_runs(study, results)["finished"]) == sorted(newer)
+    table = new_machine()
+    assert table.attrs["superseded"] == 36 and set(table["run_id"]) == set(newer)
+
+
 def test_finished_runs_never_published_are_carried_as_their_rows_and_restored_whole(tmp_path):
     """A machine that goes away between a run's end and the next publish takes nothing
     with it: carried as run.json and table rows (text), the runs come back on the next

@@ -23,8 +23,10 @@ A finished run that is not published yet is carried too, as what publishing woul
 of it: its run.json and its rows of the study's table (in-flight/finished/RUN_ID/, both
 text), so a machine that goes away between a run's end and the study's next publish
 takes nothing with it; restoring puts it back as a restored run (run.json and
-rows.parquet), which a sweep counts as done and the table reads as its rows. It is
-dropped once it is published. The study's sweep log is carried beside them.
+rows.parquet), which a sweep counts as done and the table reads as its rows. Only the
+runs the table keeps are carried; how many it set aside is carried as a count, as
+publishing does. They are dropped at the next publish. The study's sweep log is carried
+beside them.
 """
 
 import hashlib
@@ -39,13 +41,15 @@ from reclaimstudy.backends.gem5.segments import (  # noqa: F401 (COMPLETE: tests
     COMPLETE, DISK_LOST, saved_progress, saved_segments)
 from reclaimstudy.campaigns.rundir import partial_name, this_host
 from reclaimstudy.errors import StudyError
-from reclaimstudy.results.record import CHECKPOINTS, PARTIAL, published_runs
+from reclaimstudy.results.record import CHECKPOINTS, PARTIAL
 from reclaimstudy.util.progress import console
 
 IN_FLIGHT = "in-flight"
 # Finished runs not yet published, each as its run.json and ROWS (in-flight/FINISHED/RUN_ID/).
 FINISHED = "finished"
 ROWS = "rows.json"
+# Beside them: how many runs the carrying machine's table set aside that no restore brings back.
+SET_ASIDE = "set-aside.json"
 ARCHIVE = ".tar.xz"
 # The largest part of a split archive: under the 5 MiB a file in the repository may be.
 PART_BYTES = 4 * 2**20
@@ -244,56 +248,88 @@ def unpack(study_path: Path, target: Path) -> list[tuple[str, dict]]:
 
 
 def carried_finished(target: Path) -> list[str]:
-    """The run ids of the finished runs carried in a published study folder."""
+    """The run ids of the finished runs carried in a published study folder (a folder
+    being written, .RUN_ID.new, is none)."""
     folder = target / IN_FLIGHT / FINISHED
-    return sorted(p.name for p in folder.iterdir() if (p / "run.json").is_file()) \
+    return sorted(p.name for p in folder.iterdir()
+                  if not p.name.startswith(".") and (p / ROWS).is_file()) \
         if folder.is_dir() else []
 
 
-def drop_published(target: Path) -> list[str]:
-    """Remove the carried finished runs that target now publishes (its RUN_ID/run.json)."""
+def drop_finished_runs(target: Path, study_path: Path) -> list[str]:
+    """Remove the carried finished runs that a publish from study_path has dealt with:
+    every one whose run is in study_path (the publish either published it or counted it
+    set aside), with the carried set-aside counts and any carrying cut short."""
+    folder = target / IN_FLIGHT / FINISHED
     done = [run_id for run_id in carried_finished(target)
-            if (target / run_id / "run.json").is_file()]
+            if (study_path / run_id / "run.json").is_file()]
     for run_id in done:
-        shutil.rmtree(target / IN_FLIGHT / FINISHED / run_id)
+        shutil.rmtree(folder / run_id)
+    for stale in folder.glob(".*.new") if folder.is_dir() else []:
+        shutil.rmtree(stale)
+    (folder / SET_ASIDE).unlink(missing_ok=True)
     return done
 
 
-def pack_finished(study_path: Path, target: Path, study: str) -> list[str]:
-    """Carry each finished run of study_path (status ok) that target neither publishes nor
-    carries yet: its run.json and its table rows, written beside the other carried runs.
-    Returns their run ids."""
-    from analysis.table import run_rows  # the table's own reading of a run
+def pack_finished(study, study_path: Path, target: Path) -> list[str]:
+    """Carry each finished run that the study's table keeps (study_folder_table) and that
+    target neither publishes nor carries yet: its run.json and its rows of that table.
+    Beside them, SET_ASIDE: how many runs the table set aside that no restore brings
+    back (those not published), which a restore counts as set aside before. Returns the
+    run ids carried."""
+    from analysis.table import study_folder_table, study_runs
 
+    found = study_runs(study_path, study.name)
+    kept, table = study_folder_table(study, study_path, found)
+    folder = target / IN_FLIGHT / FINISHED
     carried = set(carried_finished(target))
     packed = []
-    for run in published_runs(study_path, study):
+    for run in kept:
         run_id = run.record["run_id"]
         if run.record.get("status") != "ok" or run_id in carried \
                 or (target / run_id / "run.json").is_file():
             continue
-        rows = run_rows(run)
-        folder = target / IN_FLIGHT / FINISHED / run_id
-        staging = folder.with_name(f".{run_id}.new")
+        staging = folder / f".{run_id}.new"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
-        shutil.copy2(run.directory / "run.json", staging / "run.json")
+        rows = table[table["run_id"] == run_id].to_dict("records")
         (staging / ROWS).write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
-        staging.rename(folder)
+        shutil.copy2(run.directory / "run.json", staging / "run.json")
+        staging.rename(folder / run_id)
         packed.append(run_id)
+    # Set-aside runs that are published come back with a restore and are set aside there
+    # again; the others are only counted.
+    points = study.points()
+    kept_ids = {run.record["run_id"] for run in kept}
+    back = [run for run in found if run.record["run_id"] not in kept_ids
+            and (target / run.record["run_id"] / "run.json").is_file()]
+    back_outdated = sum(1 for run in back if run.current_schema and run.point_key not in points)
+    counts = {"superseded": table.attrs["superseded"] - (len(back) - back_outdated),
+              "outdated": table.attrs["outdated"] - back_outdated}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / SET_ASIDE).write_text(json.dumps(counts, indent=2) + "\n")
     return packed
 
 
+def carried_set_aside(target: Path) -> dict | None:
+    """The set-aside counts carried with the finished runs (pack_finished), if any."""
+    path = target / IN_FLIGHT / FINISHED / SET_ASIDE
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
 def unpack_finished(study_path: Path, target: Path) -> list[str]:
-    """Put the carried finished runs that study_path lacks back into it, each as a
-    restored run (run.json and rows.parquet, as restore.py leaves a published one)."""
+    """Put the carried finished runs back into study_path, each as a restored run
+    (run.json and rows.parquet, as restore.py leaves a published one), where the folder
+    has no finished run of that id (a failed attempt there is replaced)."""
     import pandas as pd
 
     from reclaimstudy.campaigns.restore import RESTORED_ROWS
+    from reclaimstudy.results.record import read_run
 
     unpacked = []
     for run_id in carried_finished(target):
-        if (study_path / run_id).exists():
+        here = read_run(study_path / run_id) if (study_path / run_id).is_dir() else None
+        if here is not None and here.record.get("status") == "ok":
             continue
         source = target / IN_FLIGHT / FINISHED / run_id
         lines = (source / ROWS).read_text().splitlines()
@@ -303,6 +339,8 @@ def unpack_finished(study_path: Path, target: Path) -> list[str]:
         pd.DataFrame.from_records([json.loads(line) for line in lines]).to_parquet(
             staging / RESTORED_ROWS, index=False)
         shutil.copy2(source / "run.json", staging / "run.json")
+        if (study_path / run_id).exists():
+            shutil.rmtree(study_path / run_id)
         staging.rename(study_path / run_id)
         unpacked.append(run_id)
     return unpacked

@@ -55,7 +55,7 @@ def _publish(study, results: Path) -> dict:
     if (target / carry.IN_FLIGHT).is_dir():
         shutil.copytree(target / carry.IN_FLIGHT, staging / carry.IN_FLIGHT)
         carry.drop_finished(study_path, staging)
-        carry.drop_published(staging)
+        carry.drop_finished_runs(staging, study_path)
     # The log of every sweep, on this machine and on those that published before it.
     sweeplog_writer.merge([target / sweeplog.LOG, study_path / sweeplog.LOG], staging / sweeplog.LOG)
     export(table, staging / "report" / "table")
@@ -136,7 +136,6 @@ def carry_runs(study, results: Path, min_cpu_s: float = carry.DEFAULT_MIN_CPU_S)
     target = published_dir(study.name, results)
     with publishing(study, results):
         outcome = carry.pack(study_path, target, min_cpu_s)
-        outcome["finished"] = carry.pack_finished(study_path, target, study.name)
-        outcome["published"] = carry.drop_published(target)
+        outcome["finished"] = carry.pack_finished(study, study_path, target)
         sweeplog_writer.merge([study_path / sweeplog.LOG], target / sweeplog.LOG)
         return outcome

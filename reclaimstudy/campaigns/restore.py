@@ -27,21 +27,26 @@ def restore(study, results: Path) -> int:
     published. Returns how many were restored."""
     target = published_dir(study.name, results)
     table_path = target / "report" / "table.parquet"
-    if not table_path.is_file():
-        if (target / carry.IN_FLIGHT).is_dir():  # carried, never published: nothing else
-            sweeplog_writer.merge([target / sweeplog.LOG], results / study.name / sweeplog.LOG)
-            return 0
+    study_path = results / study.name
+    carried = carry.carried_set_aside(target)
+    if not table_path.is_file() \
+            and not (target / carry.IN_FLIGHT).is_dir() and not (target / sweeplog.LOG).is_file():
         raise StudyError(f"{target}: nothing published or carried to restore (no "
                          f"report/table.parquet, no {carry.IN_FLIGHT}/)")
-    table = pd.read_parquet(table_path)
-    study_path = results / study.name
     if not published_runs(study_path):
-        # A new machine: the runs set aside before are counted, not brought back. (A
-        # folder with runs of its own counts its own; these would count them twice.)
-        set_aside = counts(target)
+        # A new machine: the runs set aside before are counted, not brought back (the
+        # count carried with finished runs when they were carried after the last publish,
+        # which drops it). A folder with runs of its own counts its own; these would
+        # count them twice. So restore before restore_finished fills the folder.
+        set_aside = carried if carried is not None else \
+            counts(target) if table_path.is_file() else {"superseded": 0, "outdated": 0}
         study_path.mkdir(parents=True, exist_ok=True)
         (study_path / SET_ASIDE_BEFORE).write_text(json.dumps(
             {key: set_aside[key] for key in ("superseded", "outdated")}, indent=2) + "\n")
+    if not table_path.is_file():  # carried, never published: only the sweep log besides
+        sweeplog_writer.merge([target / sweeplog.LOG], study_path / sweeplog.LOG)
+        return 0
+    table = pd.read_parquet(table_path)
     restored = 0
     for run in published_runs(target, study.name):
         run_id = run.record["run_id"]
