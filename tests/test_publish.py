@@ -466,8 +466,10 @@ def test_finished_runs_never_published_are_carried_as_their_rows_and_restored_wh
         {"sweep": "s1", "event": "start", "run_id": None, "at": "2026-12-07T00:00:00Z"}) + "\n")
     study = load_study("smoke")
     before = build_table(results / "smoke", "smoke")
-    outcome = carry_runs(study, results)
     target = published_dir("smoke", results)
+    assert len(carry.only_here(results / "smoke", target)) == 18
+    outcome = carry_runs(study, results)
+    assert carry.only_here(results / "smoke", target) == []
     assert len(outcome["finished"]) == 18 and outcome["packed"] == []
     assert not (target / "report").exists()  # carried, not published
     for run_id in outcome["finished"]:  # text only: a run.json and its rows as JSON lines

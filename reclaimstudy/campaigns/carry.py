@@ -344,3 +344,14 @@ def unpack_finished(study_path: Path, target: Path) -> list[str]:
         staging.rename(study_path / run_id)
         unpacked.append(run_id)
     return unpacked
+
+
+def only_here(study_path: Path, target: Path) -> list[str]:
+    """The finished runs (status ok) of study_path that target neither publishes nor
+    carries: the runs a machine that goes away takes with it."""
+    from reclaimstudy.results.record import published_runs
+
+    carried = set(carried_finished(target))
+    return [run.record["run_id"] for run in published_runs(study_path)
+            if run.record.get("status") == "ok" and run.record["run_id"] not in carried
+            and not (target / run.record["run_id"] / "run.json").is_file()]
