@@ -313,19 +313,36 @@ def folder_table(study_path: Path, study: str | None = None, points: set[str] | 
     """A study folder's current runs (see current_runs; of `found` when its runs were read
     already) and their tidy table, whose `attrs["superseded"]` and `attrs["outdated"]`
     count the runs set aside, here and on the machines before a restore (set_aside_before)."""
+    kept, superseded, outdated = folder_runs(study_path, study, points, found, older_instrument)
+    return kept, runs_table(kept, superseded, outdated)
+
+
+def folder_runs(study_path: Path, study: str | None = None, points: set[str] | None = None,
+                found: list[PublishedRun] | None = None,
+                older_instrument: Collection[str] = ()
+                ) -> tuple[list[PublishedRun], int, int]:
+    """folder_table's runs without their rows: the current runs, and how many were set
+    aside as superseded and as outdated, here and before a restore."""
     if found is None:
         found = study_runs(study_path, study)
     kept, superseded, outdated = current_runs(found, points, older_instrument)
     before = set_aside_before(study_path)
-    return kept, runs_table(kept, superseded + before[0], outdated + before[1])
+    return kept, superseded + before[0], outdated + before[1]
 
 
 def study_folder_table(study, study_path: Path, found: list[PublishedRun] | None = None
                        ) -> tuple[list[PublishedRun], pd.DataFrame]:
     """folder_table as the study file asks: the points it names and the experiments it
     carries from an older instrument (reclaimstudy/campaigns/studies.py's Study)."""
-    return folder_table(study_path, study.name, study.points(), found,
-                        [name for name, _ in study.older_instrument])
+    kept, superseded, outdated = study_folder_runs(study, study_path, found)
+    return kept, runs_table(kept, superseded, outdated)
+
+
+def study_folder_runs(study, study_path: Path, found: list[PublishedRun] | None = None
+                      ) -> tuple[list[PublishedRun], int, int]:
+    """folder_runs as the study file asks (see study_folder_table)."""
+    return folder_runs(study_path, study.name, study.points(), found,
+                       [name for name, _ in study.older_instrument])
 
 
 def build_table(study_path: Path, study: str | None = None,

@@ -437,6 +437,7 @@ def test_runs_set_aside_are_counted_once_through_carrying_publishing_and_restori
     assert build_table(study_path, "smoke").attrs["superseded"] == 18
     assert len(carry_runs(study, results)["finished"]) == 18  # the older 18 are only counted
     assert not set(older) & set(carry.carried_finished(target))
+    assert carry.only_here(study, study_path, target) == []  # the set-aside 18 are not owed
     assert new_machine().attrs["superseded"] == 18
     publish(study, results)
     assert carry.carried_finished(target) == []
@@ -467,9 +468,9 @@ def test_finished_runs_never_published_are_carried_as_their_rows_and_restored_wh
     study = load_study("smoke")
     before = build_table(results / "smoke", "smoke")
     target = published_dir("smoke", results)
-    assert len(carry.only_here(results / "smoke", target)) == 18
+    assert len(carry.only_here(study, results / "smoke", target)) == 18
     outcome = carry_runs(study, results)
-    assert carry.only_here(results / "smoke", target) == []
+    assert carry.only_here(study, results / "smoke", target) == []
     assert len(outcome["finished"]) == 18 and outcome["packed"] == []
     assert not (target / "report").exists()  # carried, not published
     for run_id in outcome["finished"]:  # text only: a run.json and its rows as JSON lines

@@ -271,29 +271,33 @@ def drop_finished_runs(target: Path, study_path: Path) -> list[str]:
     return done
 
 
+def _to_carry(kept: list, target: Path) -> list:
+    """The kept finished runs (status ok) that target neither publishes nor carries."""
+    carried = set(carried_finished(target))
+    return [run for run in kept if run.record.get("status") == "ok"
+            and run.record["run_id"] not in carried
+            and not (target / run.record["run_id"] / "run.json").is_file()]
+
+
 def pack_finished(study, study_path: Path, target: Path) -> list[str]:
-    """Carry each finished run that the study's table keeps (study_folder_table) and that
-    target neither publishes nor carries yet: its run.json and its rows of that table.
-    Beside them, SET_ASIDE: how many runs the table set aside that no restore brings
-    back (those not published), which a restore counts as set aside before. Returns the
-    run ids carried."""
-    from analysis.table import study_folder_table, study_runs
+    """Carry each finished run that the study's table keeps (study_folder_runs) and that
+    target neither publishes nor carries yet: its run.json and its table rows. Beside
+    them, SET_ASIDE: how many runs the table set aside that no restore brings back
+    (those not published), which a restore counts as set aside before. Returns the run
+    ids carried."""
+    from analysis.table import run_rows, study_folder_runs, study_runs
 
     found = study_runs(study_path, study.name)
-    kept, table = study_folder_table(study, study_path, found)
+    kept, superseded, outdated = study_folder_runs(study, study_path, found)
     folder = target / IN_FLIGHT / FINISHED
-    carried = set(carried_finished(target))
     packed = []
-    for run in kept:
+    for run in _to_carry(kept, target):
         run_id = run.record["run_id"]
-        if run.record.get("status") != "ok" or run_id in carried \
-                or (target / run_id / "run.json").is_file():
-            continue
         staging = folder / f".{run_id}.new"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
-        rows = table[table["run_id"] == run_id].to_dict("records")
-        (staging / ROWS).write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+        (staging / ROWS).write_text("".join(json.dumps(r, sort_keys=True) + "\n"
+                                            for r in run_rows(run)))
         shutil.copy2(run.directory / "run.json", staging / "run.json")
         staging.rename(folder / run_id)
         packed.append(run_id)
@@ -304,8 +308,8 @@ def pack_finished(study, study_path: Path, target: Path) -> list[str]:
     back = [run for run in found if run.record["run_id"] not in kept_ids
             and (target / run.record["run_id"] / "run.json").is_file()]
     back_outdated = sum(1 for run in back if run.current_schema and run.point_key not in points)
-    counts = {"superseded": table.attrs["superseded"] - (len(back) - back_outdated),
-              "outdated": table.attrs["outdated"] - back_outdated}
+    counts = {"superseded": superseded - (len(back) - back_outdated),
+              "outdated": outdated - back_outdated}
     folder.mkdir(parents=True, exist_ok=True)
     (folder / SET_ASIDE).write_text(json.dumps(counts, indent=2) + "\n")
     return packed
@@ -346,12 +350,11 @@ def unpack_finished(study_path: Path, target: Path) -> list[str]:
     return unpacked
 
 
-def only_here(study_path: Path, target: Path) -> list[str]:
-    """The finished runs (status ok) of study_path that target neither publishes nor
-    carries: the runs a machine that goes away takes with it."""
-    from reclaimstudy.results.record import published_runs
+def only_here(study, study_path: Path, target: Path) -> list[str]:
+    """The runs carry would carry (kept, finished, neither published nor carried): the
+    runs a machine that goes away takes with it."""
+    from analysis.table import study_folder_runs
 
-    carried = set(carried_finished(target))
-    return [run.record["run_id"] for run in published_runs(study_path)
-            if run.record.get("status") == "ok" and run.record["run_id"] not in carried
-            and not (target / run.record["run_id"] / "run.json").is_file()]
+    if not study_path.is_dir():
+        return []
+    return [run.record["run_id"] for run in _to_carry(study_folder_runs(study, study_path)[0], target)]

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reclaimstudy.backends import get_backend
-from analysis.published import PUBLISHED
+from analysis.published import published_dir
 from reclaimstudy.campaigns import carry, runs, slurm
 from reclaimstudy.campaigns import rundir, sweeplog_writer
 from reclaimstudy.campaigns.studies import Study, load_study
@@ -408,8 +408,8 @@ def print_status(study: Study, backend_name: str, results: Path) -> list[RunStat
                   + ", ".join(f"{n} {s}" for s, n in counts.items() if n), highlight=False)
     for line in outside_plan(study, backend_name, results, {row.run_id for row in states}):
         console.print(line, highlight=False)
-    here = carry.only_here(runs.study_dir(study.name, results),
-                           results / PUBLISHED / study.name)
+    here = carry.only_here(study, runs.study_dir(study.name, results),
+                           published_dir(study.name, results))
     if here:
         console.print(f"{len(here)} finished run(s) live only on this machine, neither "
                       f"published nor carried: `./study carry {study.name}` (or publish) and "
