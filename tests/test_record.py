@@ -255,6 +255,29 @@ def test_a_study_keeps_only_its_own_experiments_on_an_older_instrument_each_with
         ("old", "the newer kernel only adds drivers this profile never loads"),)
 
 
+def test_experiments_sharing_a_reason_for_an_older_instrument_are_written_as_one_group(tmp_path):
+    """[[older_instrument]] groups: each experiment gets its groups' reasons in the file's
+    order; a group naming no experiment, or an unknown one, is refused."""
+    from reclaimstudy.campaigns.studies import parse_study
+    table = {"description": "d", "baseline": "baseline",
+             "experiment": [{"name": e, "workload": "lazyfree", "policies": ["baseline"],
+                             "systems": ["desktop-hdd-96"]} for e in ("a", "b", "c")],
+             "older_instrument": [{"experiments": ["a", "b"], "why": "the kernel adds drivers"},
+                                  {"experiments": ["b"], "why": "its drive was seen rotating"}]}
+    assert parse_study("x", table, tmp_path / "x.toml").older_instrument == (
+        ("a", "the kernel adds drivers"),
+        ("b", "the kernel adds drivers; its drive was seen rotating"))
+    table["older_instrument"][1]["experiments"] = ["d"]
+    with pytest.raises(StudyError, match="names 'd', not an experiment of this study; allowed: a, b, c"):
+        parse_study("x", table, tmp_path / "x.toml")
+    table["older_instrument"][1]["experiments"] = []
+    with pytest.raises(StudyError, match=r"\[\[older_instrument\]\] #2: experiments = \[\]"):
+        parse_study("x", table, tmp_path / "x.toml")
+    del table["older_instrument"][1]["experiments"]
+    with pytest.raises(StudyError, match=r"#2: missing experiments; allowed: experiments"):
+        parse_study("x", table, tmp_path / "x.toml")
+
+
 def test_runs_of_one_gem5_build_are_one_generation_whatever_their_systems_add():
     """A four-core run's identity keys gem5 with 0009's version, a DiskSim drive's with
     DiskSim's: runs of one build on one-core and other systems stand together, and a

@@ -106,6 +106,40 @@ def _patterns(value):
     return tuple(value)
 
 
+Reason = Annotated[str, Field(min_length=1, pattern=r"\S")]
+
+
+class OlderInstrumentGroup(BaseModel):
+    """Experiments kept on an older instrument for one reason (`[[older_instrument]]`)."""
+    model_config = ConfigDict(extra="forbid")
+    experiments: Names
+    why: Reason
+
+
+def _older_instrument(value):
+    """`[older_instrument]` names each experiment with its reason; `[[older_instrument]]`
+    groups experiments under one reason, so a reason shared by many is written once. An
+    experiment in several groups is kept for all their reasons, joined in the file's
+    order."""
+    if not isinstance(value, list):
+        return value
+    reasons: dict[str, str] = {}
+    for index, group in enumerate(value, 1):
+        try:
+            group = OlderInstrumentGroup.model_validate(group)
+        except ValidationError as error:
+            first = error.errors()[0]
+            key = ".".join(map(str, first["loc"])) or "the group"
+            what = (f"missing {key}" if first["type"] == "missing"
+                    else f"{key} = {first.get('input')!r}: {first['msg']}")
+            raise ValueError(f"[[older_instrument]] #{index}: {what}; allowed: experiments (the "
+                             f"study's experiment names, at least one) and why (a "
+                             f"reason)") from None
+        for name in group.experiments:
+            reasons[name] = f"{reasons[name]}; {group.why}" if name in reasons else group.why
+    return reasons
+
+
 def _every(value: float) -> float:
     if value <= 0:
         raise ValueError("allowed: simulated seconds > 0 between a gem5 run's checkpoints "
@@ -133,7 +167,8 @@ class StudyFile(BaseModel):
     # Experiments whose published runs stay on an older kernel or simulator while others
     # run on a newer one, each with why the difference cannot move its rows (the report
     # prints it); every other experiment's older runs are superseded (analysis/table.py).
-    older_instrument: dict[str, Annotated[str, Field(min_length=1, pattern=r"\S")]] = {}
+    # Written either per experiment or in groups sharing a reason (_older_instrument).
+    older_instrument: Annotated[dict[str, Reason], BeforeValidator(_older_instrument)] = {}
 
     @field_validator("beside")
     @classmethod
