@@ -274,7 +274,7 @@ def test_experiments_sharing_a_reason_for_an_older_instrument_are_written_as_one
     with pytest.raises(StudyError, match=r"\[\[older_instrument\]\] #2: experiments = \[\]"):
         parse_study("x", table, tmp_path / "x.toml")
     del table["older_instrument"][1]["experiments"]
-    with pytest.raises(StudyError, match=r"#2: missing experiments; allowed: experiments"):
+    with pytest.raises(StudyError, match=r"#2: missing key\(s\) experiments$"):
         parse_study("x", table, tmp_path / "x.toml")
 
 

@@ -127,14 +127,9 @@ def _older_instrument(value):
     for index, group in enumerate(value, 1):
         try:
             group = OlderInstrumentGroup.model_validate(group)
-        except ValidationError as error:
-            first = error.errors()[0]
-            key = ".".join(map(str, first["loc"])) or "the group"
-            what = (f"missing {key}" if first["type"] == "missing"
-                    else f"{key} = {first.get('input')!r}: {first['msg']}")
-            raise ValueError(f"[[older_instrument]] #{index}: {what}; allowed: experiments (the "
-                             f"study's experiment names, at least one) and why (a "
-                             f"reason)") from None
+        except ValidationError as error:  # worded as every config error is
+            raise ValueError(str(config_error(f"[[older_instrument]] #{index}", error,
+                                              OlderInstrumentGroup))) from None
         for name in group.experiments:
             reasons[name] = f"{reasons[name]}; {group.why}" if name in reasons else group.why
     return reasons
