@@ -109,3 +109,51 @@ def test_a_workload_never_run_is_priced_at_every_runs_mean_not_at_the_sweeps_gue
     book = cost_book(study, [NEW_GUEST])
     assert book.price(spec("hot-stream")) == pytest.approx((3600 + 200 + 220) / 3)
     assert book.price(spec("desktop-launch", "mglru")) == 3600
+
+
+def test_a_workload_not_run_here_is_priced_from_the_published_runs_of_the_study_beside(
+        tmp_path):
+    # disksim's first desktop runs: its own finished runs are all make-grep (~25 min);
+    # seeds-gem5's published desktop runs (~an hour) price the desktop, not make-grep's.
+    here = tmp_path / "disksim"
+    published = tmp_path / "published" / "seeds-gem5"
+    finished(here, "mg", "make-grep", "baseline", 1500, artefacts=NEW_GUEST)
+    # on its own system (another disk model), as a study beside runs
+    finished(published, "desk-a", "desktop-launch", "baseline", 3000, system="desktop-hdd-64")
+    finished(published, "desk-b", "desktop-launch", "mglru", 4000, system="desktop-hdd-64")
+    finished(published, "mg-pub", "make-grep", "baseline", 900, system="desktop-hdd-64")
+    book = cost_book(here, [NEW_GUEST], beside=("seeds-gem5", published))
+    assert book.priced(spec("desktop-launch")).seconds == 3500  # any of its policies
+    # on the beside study's own system, its closest runs
+    assert book.price(spec("desktop-launch", system="desktop-hdd-64")) == 3000
+    assert book.priced(spec("desktop-launch")).basis == "beside"
+    # what this study has run prices itself, even on another guest: never the study beside
+    assert book.priced(spec("make-grep", "mglru")).seconds == 1500
+    assert book.priced(spec("make-grep", "mglru")).basis == "study"
+    old_guest_only = cost_book(here, [{"kernel": "k9"}], beside=("seeds-gem5", published))
+    assert old_guest_only.price(spec("make-grep")) == 1500
+    assert book.known() == 1 and book.known(own=False) == 3
+    assert book.workload_runs("gem5", "desktop-launch", own=False) == 2
+    assert book.has_workload(spec("desktop-launch"))
+    # a workload neither study ran: this study's backend mean, not the two studies' mixed
+    assert book.priced(spec("thrash")).seconds == 1500
+    assert book.priced(spec("thrash")).basis == "backend"
+    # with no run of its own on the backend, the study beside's mean is the guess
+    assert book.priced(spec("thrash", backend="qemu")).seconds is None
+    nothing_here = cost_book(tmp_path / "new", [], beside=("seeds-gem5", published))
+    assert nothing_here.price(spec("thrash")) == pytest.approx((3000 + 4000 + 900) / 3)
+
+
+def test_a_sweep_says_which_runs_priced_its_estimate(tmp_path):
+    from reclaimstudy.campaigns.sweep import _priced_from
+    here = tmp_path / "disksim"
+    published = tmp_path / "published" / "seeds-gem5"
+    finished(here, "mg", "make-grep", "baseline", 1500)
+    finished(published, "desk-a", "desktop-launch", "baseline", 3000)
+    finished(published, "desk-b", "desktop-launch", "mglru", 4000)
+    book = cost_book(here, [], beside=("seeds-gem5", published))
+    todo = [spec("make-grep", "mglru"), spec("desktop-launch"), spec("desktop-launch", "mglru")]
+    assert _priced_from(book, todo) == (
+        "priced from 1 earlier run(s) of this study and 2 published desktop-launch run(s) "
+        "of seeds-gem5 (none run here yet)")
+    assert _priced_from(book, todo[:1]) == "priced from 1 earlier run(s) of this study"

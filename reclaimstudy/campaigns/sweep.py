@@ -13,9 +13,10 @@ import threading
 import time
 from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from pathlib import Path
 
+from analysis.published import published_dir
 from reclaimstudy.backends import get_backend
 from reclaimstudy.backends.gem5 import segments as gem5_segments
 from reclaimstudy.campaigns import estimate, runs
@@ -106,11 +107,14 @@ def _status_lines(study_path: Path, console_file: str, running: dict, started: d
                      "starting")
         # Across resumes: a long run's sweep-local time alone says little of how far it is.
         saved = gem5_segments.progress(study_path / record.CHECKPOINTS / identifier)
-        price = book.price(spec)
+        price, basis = astuple(book.priced(spec))
         if not price:
             expected = ""
-        elif book.has_workload(spec):
+        elif basis == estimate.STUDY:
             expected = f" (runs like it took ~{estimate.duration(price)})"
+        elif basis == estimate.BESIDE:
+            expected = (f" (no {spec.workload.name} run here yet; {book.beside}'s took "
+                        f"~{estimate.duration(price)})")
         else:
             expected = (f" (no {spec.workload.name} run yet; {spec.backend} runs took "
                         f"~{estimate.duration(price)} on average)")
@@ -118,6 +122,17 @@ def _status_lines(study_path: Path, console_file: str, running: dict, started: d
                      f"{time.monotonic() - started[identifier]:.0f} s"
                      f"{f' ({saved})' if saved else ''}{expected}")
     return lines
+
+
+def _priced_from(book: estimate.CostBook, todo: list[runs.RunSpec]) -> str:
+    """What the estimate rests on: this study's runs, the published runs of the study
+    beside for the workloads not run here yet, or only a backend's mean."""
+    borrowed = sorted({(spec.backend, spec.workload.name) for spec in todo
+                       if book.priced(spec).basis == estimate.BESIDE})
+    said = [f"{book.known()} earlier run(s) of this study"] if book.known() else []
+    said += [f"{book.workload_runs(backend, workload, own=False)} published {workload} run(s) "
+             f"of {book.beside} (none run here yet)" for backend, workload in borrowed]
+    return "priced from " + (" and ".join(said) if said else "no run of its workloads")
 
 
 def _eta(book: estimate.CostBook, pending: dict, run_started: dict, jobs: int) -> str:
@@ -296,12 +311,13 @@ def run_sweep(study: Study, backend_name: str, results: Path, jobs: int | None =
             todo.append(spec)
     memory = max((spec.system.memory_mib for spec in todo), default=0)
     jobs = parallelism(backend_name, memory, jobs)
-    book = estimate.cost_book(study_path, list(identities.values()))
+    book = estimate.cost_book(study_path, list(identities.values()), beside=(
+        (study.beside, published_dir(study.beside, results)) if study.beside else None))
     ahead = estimate.remaining_seconds(book, todo, [], jobs) if todo else 0.0
     console.print(f"sweep {study.name} on {backend_name}: {len(plan)} runs, {result.skipped} "
                   f"already done, {len(todo)} to run, {jobs} at a time" +
-                  (f"; about {estimate.duration(ahead)}, priced from {book.known()} earlier "
-                   f"run(s) of this study" if ahead and book.known() else ""))
+                  (f"; about {estimate.duration(ahead)}, {_priced_from(book, todo)}"
+                   if ahead else ""))
     if backend_name == "qemu":
         console.print("sweep: QEMU runs check function, not timing; the gem5 backend (GEM5=...) "
                       "gives the hardware timing")
