@@ -89,12 +89,14 @@ def disksim_time_offset_ps(seed: int) -> int:
 
 def disksim_timing(timing: dict, seed: int, index: int, request_log: bool):
     """gem5-patches/0005's DiskSimTiming: the profile's DiskSim parameter file, the
-    drive's own files found in the DiskSim build linked into this gem5."""
+    drive's own files found in the DiskSim build linked into this gem5 (a derived drive's
+    rewritten platters in a folder of their own: search_path)."""
     from m5.objects import DiskSimTiming  # only in a gem5 built with --disksim
     from m5.objects.reclaimstudy_disksim import RECLAIMSTUDY_DISKSIM
 
     return DiskSimTiming(
-        parameters=timing["parameters_path"], search_path=RECLAIMSTUDY_DISKSIM["valid_dir"],
+        parameters=timing["parameters_path"],
+        search_path=timing.get("search_path") or RECLAIMSTUDY_DISKSIM["valid_dir"],
         overrides=[value for triple in timing["overrides"] for value in triple],
         devno=timing["devno"], sector_offset=timing["sector_offset"], rpm=timing["rpm"],
         time_offset=f"{disksim_time_offset_ps(seed)}ps",

@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import (AfterValidator, BeforeValidator, BaseModel, ConfigDict, Field, ValidationError,
                       model_validator)
 
+from reclaimstudy.artefacts.disksim_media import VERSION as DISKSIM_MEDIA_VERSION
 from reclaimstudy.config.tomlfile import config_error, load, number, one_of, whole_number
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256
@@ -181,6 +182,15 @@ class FlashTiming(Part):
     jitter: Annotated[float, number(), AfterValidator(_fraction)] = 0.0
 
 
+class DerivedMedia(Part):
+    """A derived DiskSim drive's platters from a later drive (reclaimstudy/artefacts/
+    disksim_media.py rewrites DiskSim's model file for it): sectors per track in the outer
+    zone (every zone scaled alike), and about how many sectors the drive holds (its
+    cylinders and seek distances scaled to fit)."""
+    outer_blocks_per_track: Annotated[int, whole_number(16, 100_000)]
+    capacity_sectors: Annotated[int, whole_number(1, (1 << 31) - 1)]
+
+
 class DisksimTiming(Part):
     """A rotating drive simulated by DiskSim 4.0 (gem5-patches/0005; gem5 built with
     `./study gem5 --disksim DIR`): one of our parameter files in configs/disksim/, which
@@ -203,6 +213,8 @@ class DisksimTiming(Part):
     devno: Annotated[int, whole_number(0, 15)] = 0
     # Where the disk image starts on the drive (its first sectors: the outer zone).
     sector_offset: Annotated[int, whole_number(0, 1 << 31)] = 0
+    # A derived drive's platters, which DiskSim's overrides cannot reach (DerivedMedia).
+    media: DerivedMedia | None = None
 
     @model_validator(mode="after")
     def said_what_it_is(self):
@@ -212,9 +224,10 @@ class DisksimTiming(Part):
             if len(override) != 3:
                 raise ValueError(f"overrides: {override!r} is not [component, parameter, "
                                  f"value]")
-        if self.validated and self.overrides:
+        if self.validated and (self.overrides or self.media):
             raise ValueError("a validated drive is DiskSim's model as shipped: no overrides "
-                             "(give validated = false and say where the values come from)")
+                             "and no media (give validated = false and say where the "
+                             "values come from)")
         label = "derived, not validated"
         if self.validated == (label in self.drive):
             raise ValueError(f"drive = {self.drive!r}: a drive DiskSim did not validate says "
@@ -484,6 +497,10 @@ class System(Part):
             # Our parameter file by its content (the drive's own files are DiskSim's: the
             # DiskSim build's key covers them).
             disk["timing"]["parameters_sha256"] = file_sha256(self.disk.timing.parameters_path)
+            if self.disk.timing.media is None:  # as before derived media
+                del disk["timing"]["media"]
+            else:  # the rewrite's rules are part of the drive
+                disk["timing"]["media"]["rewrite"] = DISKSIM_MEDIA_VERSION
         elif isinstance(self.disk.timing, SimplessdTiming):
             # Our drive description by its content (not the validation's wording).
             disk["timing"]["config_sha256"] = file_sha256(self.disk.timing.config_path)

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from reclaimstudy.artefacts import disksim_media
 from reclaimstudy.artefacts.image import Image, build_image, image_inputs, image_key, image_record
 from reclaimstudy.artefacts.kernel import Kernel, build_kernel, configured_hz, current_kernel_key
 from reclaimstudy.artefacts.shared import compilers_of, links_tcmalloc
@@ -46,10 +47,13 @@ IDENTIFY = CONFIGS / "gem5" / "identify.py"
 # as of the last change to what a system of more than one core simulates, whatever its
 # drive (0009's flag updates, turned on for such a system alone; the console drained
 # after `m5 exit`, DRAIN_MAX_S): script_key.
-SCRIPT_SHA256 = "fd7aaf7b3b09b735449a98714dc055bf7ee1ba1fcf27729788e23b1785a4f13b"
+SCRIPT_SHA256 = "e9213796baa952cdccafddc334d461f0fc6dca8ded76d37d4b5202cd8674beb0"
 SCRIPT_KEYS = {
     "analytic": "8669441db6b0aef830e351c758642ca0bca520b7edf87b24f3361be475259fef",
     "disksim": "f3339f2dc77a64ab92c34ecd37222722c02bbd7933dc248ac8b2fef735ef1f88",
+    # A derived DiskSim drive with rewritten platters ([disk.timing.media]): its files
+    # found in a folder of their own (search_path).
+    "disksim-media": "e9213796baa952cdccafddc334d461f0fc6dca8ded76d37d4b5202cd8674beb0",
     "simplessd": "351f1ac912ac1dfd274124c39c329bd469179a9f42a7a487d276a5e4a1eb41e6",
     "simplessd-nvme": "864bf609a5d2a9eaf6dbc047af930de59af92541fd75b3c6c99bb1e80a7c2f1a",
     "simplessd-emmc": "d4806c0ac1c6954753a8d6cfeaacec68b7082952d255589f2edca7265bafacfb",
@@ -434,11 +438,28 @@ def run_params(spec, prepared: Prepared, job: str, timeout_s: float,
                        max_sim_seconds=max_sim_seconds, max_host_seconds=timeout_s)
 
 
+def with_derived_drive(gem5: Gem5, params: dict) -> dict:
+    """A derived DiskSim drive's platters ([disk.timing.media]): its model file rewritten
+    from the DiskSim linked into this gem5 (artefacts/disksim_media.py), in a folder gem5's
+    DiskSim searches instead of that build's valid/."""
+    timing = params.get("disk_timing") or {}
+    if timing.get("model") != "disksim" or not timing.get("media"):
+        return params
+    if not gem5.disksim:
+        raise StudyError(f"a derived DiskSim drive ({timing['drive']}) needs a gem5 built with "
+                         f"DiskSim: {DISKSIM_HINT}")
+    folder = disksim_media.derived_drive_dir(
+        Path(gem5.disksim["valid_dir"]), Path(timing["parameters_path"]),
+        timing["media"]["outer_blocks_per_track"], timing["media"]["capacity_sectors"])
+    return {**params, "disk_timing": {**timing, "search_path": str(folder)}}
+
+
 def simulate(gem5: Gem5, params: dict, outdir: Path, timeout_s: float) -> dict:
     """Run gem5 on reclaim_fs.py; return result.json plus host measurements (and, for a
     restore, the interrupt pins lowered in its checkpoint and its drives' state there:
     checkpoint.py)."""
     outdir.mkdir(parents=True, exist_ok=True)
+    params = with_derived_drive(gem5, params)
     restoring = params["mode"] == "run"
     lowered = lower_interrupt_pins(Path(params["checkpoint"])) if restoring else []
     drives = drive_state(Path(params["checkpoint"])) if restoring else {}
@@ -513,7 +534,7 @@ def script_key(system: System) -> str:
 
 def _drive_script_key(system: System) -> str:
     if uses_disksim(system):
-        return SCRIPT_KEYS["disksim"]
+        return SCRIPT_KEYS["disksim-media" if system.disk.timing.media else "disksim"]
     if uses_simplessd(system):
         if system.disk.nvme:
             return SCRIPT_KEYS["simplessd-nvme"]
