@@ -264,26 +264,31 @@ def _harness(gem5: gem5_backend.Gem5, work: Path) -> Path:
 
 
 @pytest.mark.gem5
+@pytest.mark.parametrize("profile", [PROFILE, "desktop-disksim-ibm18es-sata-64"])
 @needs_disksim_gem5
-def test_the_drive_in_gem5_answers_every_request_as_disksim_standalone(tmp_path):
-    """One guest job (disk-calib: random and sequential reads and writes) on the DiskSim
+def test_the_drive_in_gem5_answers_every_request_as_disksim_standalone(tmp_path, profile):
+    """One guest job (disk-calib: random and sequential reads and writes) on a DiskSim
     profile, its drive logging each request it served; the same requests at the same
     times (the boot's, replayed at the restore, and the run's) through DiskSim standalone
-    (tests/disksim/replay.cc, DiskSim's own interface driven as its example does)
-    complete at the same times, to the last bit of the double. What the IDE command adds
-    to each (its register writes, PRD fetch, DMA and interrupt) is printed beside it."""
-    spec, prepared, params = _prepared()
+    (tests/disksim/replay.cc, DiskSim's own interface driven as its example does, with
+    the profile's overrides and, for the derived drive, its rewritten platters) complete
+    at the same times, to the last bit of the double. What the IDE command adds to each
+    (its register writes, PRD fetch, DMA and interrupt) is printed beside it."""
+    spec, prepared, params = prepared_disk_calib(profile, "disksim")
     out = tmp_path / "run"
     _simulate(prepared, {**params, "disk_request_log": True}, out)
     log = (out / "disksim-requests-0.txt").read_text().splitlines()
     live = [line.split() for line in log if line.startswith("live ")]
     assert len(live) > 100, len(log)
     program = _harness(prepared.parts["gem5"], tmp_path)
-    valid_dir = prepared.parts["gem5"].disksim["valid_dir"]
+    timing = get_system(profile).disk.timing
+    searched = gem5_backend.with_derived_drive(prepared.parts["gem5"], params)["disk_timing"]
     answered = subprocess.run(
-        [str(program), str(get_system(PROFILE).disk.timing.parameters_path)],
+        [str(program), str(timing.parameters_path),
+         *[value for triple in timing.overrides for value in triple]],
         input="\n".join(log) + "\n", capture_output=True, text=True, check=True,
-        env={**os.environ, "LP_PATH": valid_dir}).stdout
+        env={**os.environ, "LP_PATH": searched.get("search_path")
+             or prepared.parts["gem5"].disksim["valid_dir"]}).stdout
     standalone = dict(line.split() for line in answered.splitlines())
     differ = [(fields[1], fields[7], standalone.get(fields[1])) for fields in live
               if standalone.get(fields[1]) != fields[7]]

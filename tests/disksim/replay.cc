@@ -4,7 +4,10 @@
 // each request arriving at its logged time, and prints when each completed. Nothing of
 // gem5 or of gem5-patches/0005 is in it: it is the reference the gem5 drive is held to.
 //
-//   replay PARAMETERS < LOG     (LOG: gem5's disksim-requests-N.txt; LP_PATH set)
+//   replay PARAMETERS [COMPONENT PARAMETER VALUE]... < LOG
+//
+// (LOG: gem5's disksim-requests-N.txt; LP_PATH set; the triples: DiskSim's overrides, as
+// the profile gives them to gem5.)
 //
 // LOG's lines: KIND SEQ TICK ARRIVAL_MS R|W BLKNO SECTORS DONE_MS. Prints, per request,
 // "SEQ DONE_MS" (%.17g: the double itself).
@@ -30,12 +33,13 @@ void complete(double t, disksim_request *r, void *)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: %s PARAMETERS < LOG\n", argv[0]);
+    if (argc < 2 || (argc - 2) % 3) {
+        std::fprintf(stderr, "usage: %s PARAMETERS [COMPONENT PARAMETER VALUE]... < LOG\n",
+                     argv[0]);
         return 2;
     }
     disksim_interface *d = disksim_interface_initialize(
-        argv[1], "/dev/null", complete, schedule, deschedule, nullptr, 0, nullptr);
+        argv[1], "/dev/null", complete, schedule, deschedule, nullptr, argc - 2, argv + 2);
     std::deque<disksim_request> requests;  // each lives until DiskSim completes it
     char kind[16], rw;
     long seq;
