@@ -30,12 +30,11 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from reclaimstudy.config.systems import DISKSIM_MEDIA_VERSION as VERSION
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import json_sha256
 from reclaimstudy.paths import cache_dir
 
-# Part of a derived drive's identity: a change to the rewrite makes its runs new ones.
-VERSION = 1
 # DiskSim 4.0's Linux tree counts sectors in a C int.
 MAX_SECTORS = (1 << 31) - 1
 

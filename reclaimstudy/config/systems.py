@@ -13,7 +13,6 @@ from typing import Annotated, Literal
 from pydantic import (AfterValidator, BeforeValidator, BaseModel, ConfigDict, Field, ValidationError,
                       model_validator)
 
-from reclaimstudy.artefacts.disksim_media import VERSION as DISKSIM_MEDIA_VERSION
 from reclaimstudy.config.tomlfile import config_error, load, number, one_of, whole_number
 from reclaimstudy.errors import StudyError
 from reclaimstudy.hashing import file_sha256
@@ -180,6 +179,11 @@ class FlashTiming(Part):
     read_overhead_us: NonNegative = 0.0
     write_overhead_us: NonNegative = 0.0
     jitter: Annotated[float, number(), AfterValidator(_fraction)] = 0.0
+
+
+# The rules by which reclaimstudy/artefacts/disksim_media.py rewrites a drive's platters,
+# part of a derived drive's identity: a change to them takes the next number.
+DISKSIM_MEDIA_VERSION = 1
 
 
 class DerivedMedia(Part):
