@@ -22,7 +22,6 @@ their own, beside links to the rest of the build's valid/ folder, so our paramet
 sources them unchanged when gem5 searches that folder instead.
 """
 
-import hashlib
 import json
 import os
 import re
@@ -32,7 +31,7 @@ from pathlib import Path
 
 from reclaimstudy.config.systems import DISKSIM_MEDIA_VERSION as VERSION
 from reclaimstudy.errors import StudyError
-from reclaimstudy.hashing import json_sha256
+from reclaimstudy.hashing import file_sha256, json_sha256
 from reclaimstudy.paths import cache_dir
 
 # DiskSim 4.0's Linux tree counts sectors in a C int.
@@ -168,17 +167,13 @@ def drive_files(valid_dir: Path, parameters: Path) -> tuple[str, str, str]:
     return specs[0], model, seek
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def derived_drive_dir(valid_dir: Path, parameters: Path, outer_blocks_per_track: int,
                       sectors: int) -> Path:
     """A folder for gem5's DiskSim search path: the drive's files rewritten (the module's
     rules), every other file of `valid_dir` linked; made once per inputs, in the cache."""
     specs, model, seek = drive_files(valid_dir, parameters)
     key = json_sha256({"version": VERSION, "outer": outer_blocks_per_track, "sectors": sectors,
-                       **{name: _digest(valid_dir / name) for name in (specs, model, seek)}})
+                       **{name: file_sha256(valid_dir / name) for name in (specs, model, seek)}})
     final = cache_dir() / "disksim-drives" / key[:16]
     if (final / "derived.json").is_file():
         return final
