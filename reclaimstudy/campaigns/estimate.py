@@ -16,6 +16,7 @@ published desktop runs, not as the twelve-minute runs that happened to finish fi
 """
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from pathlib import Path
 from statistics import mean
 
@@ -35,8 +36,7 @@ def _keys(backend: str, workload: str, system: str, policy: str) -> list[tuple]:
 STUDY, BESIDE, BACKEND = "study", "beside", "backend"
 
 
-@dataclass
-class Priced:
+class Priced(NamedTuple):
     seconds: float | None
     basis: str | None
 
@@ -74,11 +74,6 @@ class CostBook:
     def workload_runs(self, backend: str, workload: str, own: bool = True) -> int:
         """How many runs of a workload (this study's, or own=False the study beside's)."""
         return sum(1 for _, mine, _ in self.seconds.get((backend, workload), []) if mine == own)
-
-    def has_workload(self, spec: runs.RunSpec) -> bool:
-        """Whether an earlier run of this workload on this backend, in this study or the
-        one beside, prices `spec`, rather than the backend's mean over every workload."""
-        return self.priced(spec).basis in (STUDY, BESIDE)
 
     def price(self, spec: runs.RunSpec) -> float | None:
         return self.priced(spec).seconds

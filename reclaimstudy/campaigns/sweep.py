@@ -13,7 +13,7 @@ import threading
 import time
 from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from analysis.published import published_dir
@@ -107,7 +107,7 @@ def _status_lines(study_path: Path, console_file: str, running: dict, started: d
                      "starting")
         # Across resumes: a long run's sweep-local time alone says little of how far it is.
         saved = gem5_segments.progress(study_path / record.CHECKPOINTS / identifier)
-        price, basis = astuple(book.priced(spec))
+        price, basis = book.priced(spec)
         if not price:
             expected = ""
         elif basis == estimate.STUDY:
