@@ -19,10 +19,11 @@ import pandas as pd  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from analysis.compare import compare  # noqa: E402
+from analysis.paired import paired  # noqa: E402
 from analysis.published import published_dir, table_in  # noqa: E402
 from analysis.regimes import regime_checks  # noqa: E402
 from analysis.reproduction_plot import plottable, verdict_colour  # noqa: E402
-from analysis.seeds import reproduction  # noqa: E402
+from analysis.seeds import MGLRU_POLICY, repetition_values, reproduction  # noqa: E402
 from analysis.verdicts import short  # noqa: E402
 from reclaimstudy.config.verdict_rules import VerdictRules  # noqa: E402
 from reclaimstudy.results.record import PublishedRun, published_runs  # noqa: E402
@@ -53,6 +54,33 @@ def rows_alone(table: pd.DataFrame, regimes: pd.DataFrame | None, baseline: str,
     return reproduction(compare(table, baseline), table, regimes, alone)
 
 
+def mglru_rows(rows: pd.DataFrame, table: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """For each reproduction row whose experiment ran MGLRU: MGLRU against the seed's
+    "on" policy (its first), paired by repetition, in the row's metric, judged alone at
+    `alpha` ("lower" or "higher" where the paired test rejects no difference, else
+    "inconclusive"); the seed had no MGLRU, so there is no seed's ratio. The same
+    columns as the rows, so side_by_side sets them beside the reference's."""
+    out: list[dict] = []
+    seen = set()
+    for row in ([] if rows.empty else rows.to_dict("records")):
+        # one row per metric and "on" policy: a claim and its control share both
+        what = f"{row['metric']} [{row['phase'] or 'run'}]: {MGLRU_POLICY} / {row['policies'][0]}"
+        if MGLRU_POLICY not in row["policies"] or (row["experiment"], row["system"], what) in seen:
+            continue
+        seen.add((row["experiment"], row["system"], what))
+        pair = paired(*(repetition_values(table, row["experiment"], row["setup"], row["metric"],
+                                          row["phase"], policy)
+                        for policy in (MGLRU_POLICY, row["policies"][0])))
+        decided = pair.p_value == pair.p_value and pair.p_value < alpha
+        out.append({key: row[key] for key in ("experiment", "metric", "phase", "seed", "system")}
+                   | {"what": what, "seed_ratio": float("nan"), "paired_ratio": pair.ratio,
+                      "interval_low": pair.low, "interval_high": pair.high,
+                      "n_pairs": pair.n, "against": row["policies"][0],
+                      "verdict": ("lower" if pair.ratio < 1 else "higher") if decided
+                      else "inconclusive"})
+    return pd.DataFrame(out)
+
+
 def side_by_side(reference: pd.DataFrame, ours: pd.DataFrame) -> pd.DataFrame:
     """One row for each of our reproduction rows whose experiment and claim (`what`) the
     reference has, with each reference row of that claim (one per reference system):
@@ -74,7 +102,7 @@ def side_by_side(reference: pd.DataFrame, ours: pd.DataFrame) -> pd.DataFrame:
                 "reference_pairs": ref["n_pairs"],
                 "ratio": row["paired_ratio"], "low": row["interval_low"],
                 "high": row["interval_high"], "verdict": short(row["verdict"]),
-                "pairs": row["n_pairs"],
+                "pairs": row["n_pairs"], "against": row.get("against"),
                 "inside": bool(ref["interval_low"] <= row["paired_ratio"] <= ref["interval_high"]),
                 "same_verdict": short(row["verdict"]) == short(ref["verdict"])})
     return pd.DataFrame(out)
@@ -121,17 +149,20 @@ def beside(study, table: pd.DataFrame, kept: list[PublishedRun], reference: dict
     """What the report shows beside the reference: the rows side by side, and the drive
     statistics of both studies' experiments that we share."""
     if reference["table"] is None:
-        return {"name": reference["name"], "rows": pd.DataFrame(), "drives": pd.DataFrame()}
+        return {"name": reference["name"], "rows": pd.DataFrame(), "mglru": pd.DataFrame(),
+                "drives": pd.DataFrame()}
     ours = rows_alone(table, regime_checks(table, kept), study.baseline, study.verdicts)
     theirs = rows_alone(reference["table"], regime_checks(reference["table"], reference["runs"]),
                         study.baseline, study.verdicts)
     rows = side_by_side(theirs, ours)
+    mglru = side_by_side(mglru_rows(theirs, reference["table"], study.verdicts.alpha),
+                         mglru_rows(ours, table, study.verdicts.alpha))
     shared = set(rows["experiment"]) if not rows.empty else set()
     drives = pd.concat([drive_statistics(reference["table"][reference["table"]["experiment"]
                                                             .isin(shared)]).assign(study=reference["name"]),
                         drive_statistics(table[table["experiment"].isin(shared)]).assign(study=study.name)],
                        ignore_index=True)
-    return {"name": reference["name"], "rows": rows, "drives": drives}
+    return {"name": reference["name"], "rows": rows, "mglru": mglru, "drives": drives}
 
 
 def beside_figure(rows: pd.DataFrame):
@@ -188,6 +219,8 @@ def rows_markdown(rows: pd.DataFrame) -> str:
     for (experiment, _), group in rows.groupby(KEY, sort=False):
         first = group.iloc[0]
         claim = first["metric"] + (f" [{first['phase']}]" if first["phase"] else "")
+        if isinstance(first.get("against"), str):  # mglru_rows: MGLRU against that policy
+            claim += f", {MGLRU_POLICY} / {first['against']}"
         lines.append(f"| {experiment} | {claim} | {first['reference_system']} (reference) | "
                      f"{_num(first['reference_ratio'], 4)} [{_num(first['reference_low'], 4)}, "
                      f"{_num(first['reference_high'], 4)}] | {first['reference_verdict']} "

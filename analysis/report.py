@@ -558,9 +558,10 @@ def _beside(study, table: pd.DataFrame, kept: list[PublishedRun], published_root
     shown = beside(study, table, kept, reference)
     if shown["rows"].empty:
         return {"name": shown["name"], "published": reference["table"] is not None,
-                "rows": None, "drives": None, "figure": None}
+                "rows": None, "mglru": None, "drives": None, "figure": None}
     figure = beside_figure(shown["rows"])
     return {"name": shown["name"], "published": True, "rows": rows_markdown(shown["rows"]),
+            "mglru": rows_markdown(shown["mglru"]) if not shown["mglru"].empty else None,
             "drives": drives_markdown(shown["drives"]) if not shown["drives"].empty else None,
             "figure": None if figure is None else _finish(
                 figure, f"{study.name} beside {shown['name']}: each claim's paired ratio",

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from analysis.beside import (beside, beside_figure, drive_statistics, drives_markdown,
-                             reference_of, rows_alone, rows_markdown, side_by_side)
+                             mglru_rows, reference_of, rows_alone, rows_markdown, side_by_side)
 from analysis.published import published_dir, table_in
 from reclaimstudy.campaigns.studies import parse_study
 from reclaimstudy.config.verdict_rules import VerdictRules
@@ -46,6 +46,33 @@ def test_each_system_of_ours_stands_beside_the_reference_row_of_its_claim():
     assert "desktop-hdd-96 (reference)" in text
     assert f"**{b['ratio']:.4g}**" in text and f"**{a['ratio']:.4g}**" not in text
     assert beside_figure(rows) is not None
+
+
+def test_mglru_stands_beside_the_references_mglru_against_the_seeds_on_policy():
+    base = [3968, 3970, 3965, 3972, 3966]
+    reference_table = ebizzy_table("desktop-hdd-96", {
+        "baseline": base, "madv-free-off": [2717, 2720, 2716, 2719, 2715],
+        "mglru": [v * 1.10 + d for v, d in zip(base, [1, -2, 3, 0, -1])]}).assign(setup="desktop-hdd-96")
+    ours_table = pd.concat([
+        # drive-a: MGLRU within noise of the baseline (pairs both ways); drive-b: lower
+        ebizzy_table("drive-a", {"baseline": base, "madv-free-off": [2771, 2774, 2770, 2773, 2769],
+                                 "mglru": [3970, 3961, 3969, 3968, 3970]}, "a-"),
+        ebizzy_table("drive-b", {"baseline": base, "madv-free-off": [3300, 3310, 3302, 3305, 3301],
+                                 "mglru": [v * 0.8 + d for v, d in zip(base, [2, -1, 0, 3, -2])]}, "b-")])
+    ours_table["setup"] = ours_table["system"]
+    theirs = mglru_rows(_rows(reference_table), reference_table, 0.05)
+    ours = mglru_rows(_rows(ours_table), ours_table, 0.05)
+    assert list(theirs["verdict"]) == ["higher"]
+    assert theirs["paired_ratio"].iloc[0] == pytest.approx(1.10, abs=0.001)
+    rows = side_by_side(theirs, ours)
+    a, b = rows.to_dict("records")
+    assert (a["system"], a["verdict"], a["inside"]) == ("drive-a", "inconclusive", False)
+    assert (b["system"], b["verdict"]) == ("drive-b", "lower")
+    assert b["ratio"] == pytest.approx(0.8, abs=0.001) and b["against"] == "baseline"
+    assert "records_per_s [arena-t1], mglru / baseline" in rows_markdown(rows)
+    # an experiment without MGLRU has no MGLRU row
+    assert mglru_rows(_rows(ebizzy_table("x", {"baseline": base, "madv-free-off": base})),
+                      ebizzy_table("x", {"baseline": base, "madv-free-off": base}), 0.05).empty
 
 
 def test_a_claim_the_reference_lacks_has_no_row():
