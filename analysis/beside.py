@@ -54,18 +54,22 @@ def rows_alone(table: pd.DataFrame, regimes: pd.DataFrame | None, baseline: str,
     return reproduction(compare(table, baseline), table, regimes, alone)
 
 
-def mglru_rows(rows: pd.DataFrame, table: pd.DataFrame, alpha: float) -> pd.DataFrame:
-    """For each reproduction row whose experiment ran MGLRU: MGLRU against the seed's
-    "on" policy (its first), paired by repetition, in the row's metric, judged alone at
-    `alpha` ("lower" or "higher" where the paired test rejects no difference, else
-    "inconclusive"); the seed had no MGLRU, so there is no seed's ratio. The same
-    columns as the rows, so side_by_side sets them beside the reference's."""
+def mglru_rows(rows: pd.DataFrame, table: pd.DataFrame, baseline: str,
+               alpha: float) -> pd.DataFrame:
+    """For each reproduction row whose experiment ran MGLRU and whose seed's "on" policy
+    (its first) is the study's `baseline`: MGLRU against it, paired by repetition, in
+    the row's metric, judged alone at `alpha` ("lower" or "higher" where the paired test
+    rejects no difference, else "inconclusive"); the seed had no MGLRU, so there is no
+    seed's ratio. (A pair in another kernel context, such as seed 000a's, is not what
+    MGLRU replaces.) The same columns as the rows, so side_by_side sets them beside the
+    reference's."""
     out: list[dict] = []
     seen = set()
     for row in ([] if rows.empty else rows.to_dict("records")):
-        # one row per metric and "on" policy: a claim and its control share both
-        what = f"{row['metric']} [{row['phase'] or 'run'}]: {MGLRU_POLICY} / {row['policies'][0]}"
-        if MGLRU_POLICY not in row["policies"] or (row["experiment"], row["system"], what) in seen:
+        # one row per metric: a claim and its control share it
+        what = f"{row['metric']} [{row['phase'] or 'run'}]: {MGLRU_POLICY} / {baseline}"
+        if (MGLRU_POLICY not in row["policies"] or row["policies"][0] != baseline
+                or (row["experiment"], row["system"], what) in seen):
             continue
         seen.add((row["experiment"], row["system"], what))
         pair = paired(*(repetition_values(table, row["experiment"], row["setup"], row["metric"],
@@ -155,8 +159,9 @@ def beside(study, table: pd.DataFrame, kept: list[PublishedRun], reference: dict
     theirs = rows_alone(reference["table"], regime_checks(reference["table"], reference["runs"]),
                         study.baseline, study.verdicts)
     rows = side_by_side(theirs, ours)
-    mglru = side_by_side(mglru_rows(theirs, reference["table"], study.verdicts.alpha),
-                         mglru_rows(ours, table, study.verdicts.alpha))
+    mglru = side_by_side(mglru_rows(theirs, reference["table"], study.baseline,
+                                    study.verdicts.alpha),
+                         mglru_rows(ours, table, study.baseline, study.verdicts.alpha))
     shared = set(rows["experiment"]) if not rows.empty else set()
     drives = pd.concat([drive_statistics(reference["table"][reference["table"]["experiment"]
                                                             .isin(shared)]).assign(study=reference["name"]),

@@ -60,8 +60,8 @@ def test_mglru_stands_beside_the_references_mglru_against_the_seeds_on_policy():
         ebizzy_table("drive-b", {"baseline": base, "madv-free-off": [3300, 3310, 3302, 3305, 3301],
                                  "mglru": [v * 0.8 + d for v, d in zip(base, [2, -1, 0, 3, -2])]}, "b-")])
     ours_table["setup"] = ours_table["system"]
-    theirs = mglru_rows(_rows(reference_table), reference_table, 0.05)
-    ours = mglru_rows(_rows(ours_table), ours_table, 0.05)
+    theirs = mglru_rows(_rows(reference_table), reference_table, "baseline", 0.05)
+    ours = mglru_rows(_rows(ours_table), ours_table, "baseline", 0.05)
     assert list(theirs["verdict"]) == ["higher"]
     assert theirs["paired_ratio"].iloc[0] == pytest.approx(1.10, abs=0.001)
     rows = side_by_side(theirs, ours)
@@ -70,9 +70,11 @@ def test_mglru_stands_beside_the_references_mglru_against_the_seeds_on_policy():
     assert (b["system"], b["verdict"]) == ("drive-b", "lower")
     assert b["ratio"] == pytest.approx(0.8, abs=0.001) and b["against"] == "baseline"
     assert "records_per_s [arena-t1], mglru / baseline" in rows_markdown(rows)
-    # an experiment without MGLRU has no MGLRU row
-    assert mglru_rows(_rows(ebizzy_table("x", {"baseline": base, "madv-free-off": base})),
-                      ebizzy_table("x", {"baseline": base, "madv-free-off": base}), 0.05).empty
+    # an experiment without MGLRU has no MGLRU row, nor a claim whose "on" policy is not
+    # the study's baseline
+    plain = ebizzy_table("x", {"baseline": base, "madv-free-off": base}).assign(setup="x")
+    assert mglru_rows(_rows(plain), plain, "baseline", 0.05).empty
+    assert mglru_rows(_rows(ours_table), ours_table, "madv-free-off", 0.05).empty
 
 
 def test_a_claim_the_reference_lacks_has_no_row():
