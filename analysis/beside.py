@@ -74,12 +74,12 @@ def mglru_rows(rows: pd.DataFrame, table: pd.DataFrame, baseline: str,
         seen.add((row["experiment"], row["system"], what))
         pair = paired(*(repetition_values(table, row["experiment"], row["setup"], row["metric"],
                                           row["phase"], policy)
-                        for policy in (MGLRU_POLICY, row["policies"][0])))
+                        for policy in (MGLRU_POLICY, baseline)))
         decided = pair.p_value == pair.p_value and pair.p_value < alpha
         out.append({key: row[key] for key in ("experiment", "metric", "phase", "seed", "system")}
                    | {"what": what, "seed_ratio": float("nan"), "paired_ratio": pair.ratio,
                       "interval_low": pair.low, "interval_high": pair.high,
-                      "n_pairs": pair.n, "against": row["policies"][0],
+                      "n_pairs": pair.n, "against": baseline,
                       "verdict": ("lower" if pair.ratio < 1 else "higher") if decided
                       else "inconclusive"})
     return pd.DataFrame(out)

@@ -48,7 +48,7 @@ def test_each_system_of_ours_stands_beside_the_reference_row_of_its_claim():
     assert beside_figure(rows) is not None
 
 
-def test_mglru_stands_beside_the_references_mglru_against_the_seeds_on_policy():
+def test_mglru_stands_beside_the_references_mglru_against_the_baseline():
     base = [3968, 3970, 3965, 3972, 3966]
     reference_table = ebizzy_table("desktop-hdd-96", {
         "baseline": base, "madv-free-off": [2717, 2720, 2716, 2719, 2715],

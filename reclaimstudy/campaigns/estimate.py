@@ -16,9 +16,9 @@ published desktop runs, not as the twelve-minute runs that happened to finish fi
 """
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
 from pathlib import Path
 from statistics import mean
+from typing import NamedTuple
 
 from reclaimstudy.campaigns import runs
 from reclaimstudy.results import record
