@@ -215,6 +215,14 @@ def _num(value, digits: int = 3) -> str:
     return "-" if value is None or pd.isna(value) else f"{value:.{digits}g}"
 
 
+def _amount(value) -> str:
+    """A count or a time summed over a run: whole, with thousands separators, from 100 up
+    (a reader compares 276,800 with 225,200 ms at a glance, not 2.768e+05 with 2.252e+05)."""
+    if value is None or pd.isna(value):
+        return "-"
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
 def rows_markdown(rows: pd.DataFrame) -> str:
     """The side-by-side rows as a Markdown table; our ratio in bold where it lies outside
     the reference's 95% interval."""
@@ -249,5 +257,5 @@ def drives_markdown(drives: pd.DataFrame) -> str:
     # the reference's lines first, as `beside` concatenates them
     for row in drives.sort_values("experiment", kind="stable").to_dict("records"):
         lines.append(f"| {row['experiment']} | {row['system']} | {row['policy']} | {row['runs']} | "
-                     + " | ".join(_num(row[c], 4) for c in columns) + " |")
+                     + " | ".join(_amount(row[c]) for c in columns) + " |")
     return "\n".join(lines)

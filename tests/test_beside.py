@@ -107,6 +107,9 @@ def test_drive_statistics_sum_a_runs_phases_and_average_its_policys_runs():
     assert "rotation_ms" not in stats
     text = drives_markdown(stats.reset_index().assign(study="x"))
     assert "| make-grep | drive-a | mglru | 1 | 7 | - |" in text
+    # large sums read whole, with thousands separators
+    big = drives_markdown(stats.reset_index().assign(reads=[276_849.6, 7]))
+    assert "| 276,850 |" in big and "e+05" not in big
 
 
 def test_a_study_beside_one_not_yet_published_says_so(tmp_path):
