@@ -19,6 +19,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from analysis.compare import compare  # noqa: E402
+from analysis.numbers import amount  # noqa: E402
 from analysis.paired import paired  # noqa: E402
 from analysis.published import published_dir, table_in  # noqa: E402
 from analysis.regimes import regime_checks  # noqa: E402
@@ -215,14 +216,6 @@ def _num(value, digits: int = 3) -> str:
     return "-" if value is None or pd.isna(value) else f"{value:.{digits}g}"
 
 
-def _amount(value) -> str:
-    """A count or a time summed over a run: whole, with thousands separators, from 100 up
-    (a reader compares 276,800 with 225,200 ms at a glance, not 2.768e+05 with 2.252e+05)."""
-    if value is None or pd.isna(value):
-        return "-"
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
-
-
 def rows_markdown(rows: pd.DataFrame) -> str:
     """The side-by-side rows as a Markdown table; our ratio in bold where it lies outside
     the reference's 95% interval."""
@@ -257,5 +250,5 @@ def drives_markdown(drives: pd.DataFrame) -> str:
     # the reference's lines first, as `beside` concatenates them
     for row in drives.sort_values("experiment", kind="stable").to_dict("records"):
         lines.append(f"| {row['experiment']} | {row['system']} | {row['policy']} | {row['runs']} | "
-                     + " | ".join(_amount(row[c]) for c in columns) + " |")
+                     + " | ".join(amount(row[c]) for c in columns) + " |")
     return "\n".join(lines)

@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from analysis.metrics import SWAP_ROTATIONAL, SWAP_SOLID_STATE  # noqa: E402
+from analysis.numbers import amount  # noqa: E402
 from reclaimstudy.config.systems import NON_ROTATING_MODELS  # noqa: E402
 
 WORKLOAD = "disk-calib"
@@ -136,9 +137,9 @@ def _cell(row: pd.Series, column: str, digits: int = 3) -> str:
     if value is None or pd.isna(value):
         return "-"
     low, high = row.get(column + "_min"), row.get(column + "_max")
-    text = f"{value:.{digits}g}"
+    text = amount(value, digits)
     if row["repetitions"] > 1 and low is not None and not pd.isna(low):
-        text += f" [{low:.{digits}g}, {high:.{digits}g}]"
+        text += f" [{amount(low, digits)}, {amount(high, digits)}]"
     return text
 
 

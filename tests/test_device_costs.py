@@ -117,7 +117,7 @@ def test_the_report_of_a_disk_calib_study_shows_the_costs_and_their_plot(tmp_pat
     # the drive from the run's identity, zram named as the swap
     assert "Hitachi Deskstar 7K1000.C" in lines[1] and "zram (lzo-rle)" in lines[0]
     assert " 1 / 0 " in lines[1] and " 0 / 1 " in lines[2]
-    assert "1.3e+04 [1.2e+04, 1.4e+04]" in lines[1]
+    assert "13,000 [12,000, 14,000]" in lines[1]
     figure = folder / "report" / "plots" / "device-costs.png"
     assert "(plots/device-costs.png)" in section
     assert matplotlib.image.imread(figure).shape[0] > 100
