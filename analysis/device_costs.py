@@ -132,14 +132,14 @@ def cost_figure(costs: pd.DataFrame, path: Path) -> Path | None:
     return path
 
 
-def _cell(row: pd.Series, column: str, digits: int = 3) -> str:
+def _cell(row: pd.Series, column: str) -> str:
     value = row.get(column)
     if value is None or pd.isna(value):
         return "-"
     low, high = row.get(column + "_min"), row.get(column + "_max")
-    text = amount(value, digits)
+    text = amount(value)
     if row["repetitions"] > 1 and low is not None and not pd.isna(low):
-        text += f" [{amount(low, digits)}, {amount(high, digits)}]"
+        text += f" [{amount(low)}, {amount(high)}]"
     return text
 
 

@@ -1,14 +1,14 @@
-"""How the reports write a measured amount: significant digits below 10**(digits-1), whole
-with thousands separators from there up (6,010 us, not 6.01e+03; 276,850 ms, not
-2.768e+05), so a reader compares magnitudes at a glance."""
+"""How the reports and `./study pairs` write a measured amount: a whole number, or any
+amount from 1,000 up, whole with thousands separators (6,012 us, not 6.01e+03; a mean
+of counts too, as findings quote them); a fraction below that to four significant
+digits; "-" where there is none."""
 
 import math
 
 
-def amount(value, digits: int = 3) -> str:
-    """`value` as text; "-" where there is none (None or NaN)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+def amount(value: float | None) -> str:
+    if value is None or math.isnan(value):
         return "-"
-    if abs(value) >= 10 ** (digits - 1):
-        return f"{value:,.0f}"
-    return f"{value:.{digits}g}"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return f"{value:,.0f}" if value == int(value) or abs(value) >= 1e3 else f"{value:.4g}"

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from analysis.compare import policy_order
+from analysis.numbers import amount
 from analysis.paired import Paired, paired
 from reclaimstudy.errors import StudyError
 
@@ -129,25 +130,15 @@ def metric_pairs(rows: pd.DataFrame, spec: str, baseline: str) -> MetricPairs:
                        str(first["unit"]), values, ratios, baseline)
 
 
-def _number(value: float) -> str:
-    if math.isnan(value):
-        return "-"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    # counts whole, as findings quote them (a mean of counts too); fractions to four
-    # significant digits
-    return f"{value:,.0f}" if value == int(value) or abs(value) >= 1e3 else f"{value:.4g}"
-
-
 def _signed(value: float) -> str:
-    return ("+" if value > 0 else "") + _number(value)
+    return ("+" if value > 0 else "") + amount(value)
 
 
 def format_pairs(result: MetricPairs) -> str:
     """Plain text: the values by repetition, each policy's range, and its paired ratio."""
     values = result.values
-    rows = [(f"r{repetition}", [_number(v) for v in row]) for repetition, row in values.iterrows()]
-    rows.append(("range", [f"{_number(values[p].min())}-{_number(values[p].max())}"
+    rows = [(f"r{repetition}", [amount(v) for v in row]) for repetition, row in values.iterrows()]
+    rows.append(("range", [f"{amount(values[p].min())}-{amount(values[p].max())}"
                            for p in values.columns]))
     # every column as wide as its widest cell, and two spaces between (disk ticks run to
     # 16 digits with their commas)
@@ -157,9 +148,9 @@ def format_pairs(result: MetricPairs) -> str:
              "repetition".ljust(12) + "".join(p.rjust(width) for p in values.columns)]
     lines += [name.ljust(12) + "".join(cell.rjust(width) for cell in cells) for name, cells in rows]
     for policy, pair in result.ratios.items():
-        tail = f"p {_number(pair.p_value)}, {pair.n} pairs (by {pair.by})"
-        ratio = (f"  {policy} / {result.baseline}: {_number(pair.ratio)} "
-                 f"[{_number(pair.low)}, {_number(pair.high)}], {tail}")
+        tail = f"p {amount(pair.p_value)}, {pair.n} pairs (by {pair.by})"
+        ratio = (f"  {policy} / {result.baseline}: {amount(pair.ratio)} "
+                 f"[{amount(pair.low)}, {amount(pair.high)}], {tail}")
         if not pair.difference:
             lines.append(ratio)
             continue
